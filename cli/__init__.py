@@ -1,0 +1,1 @@
+"""Operator tooling, never deployed: the local host, the admin commands, OpenAPI."""

@@ -1,0 +1,165 @@
+"""`evidencia admin`: tenants, members and tokens, written to Firestore directly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from google.api_core.exceptions import AlreadyExists
+from google.cloud import firestore
+
+from shared import auth
+from shared.clients import db
+from shared.ids import is_uuid, new_ulid
+from shared.retention import utcnow
+
+_DURATION = re.compile(r"^(\d+)([smhd])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+class AdminError(Exception):
+    pass
+
+
+def parse_duration(text: str) -> timedelta:
+    match = _DURATION.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 30m, 12h or 7d")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def add_parser(subparsers: Any) -> None:
+    admin = subparsers.add_parser("admin", help="manage tenants, members and tokens")
+    groups = admin.add_subparsers(dest="group", required=True)
+
+    tenant = groups.add_parser("tenant").add_subparsers(dest="action", required=True)
+    create = tenant.add_parser("create", help="create a workspace, project or org")
+    create.add_argument("--kind", required=True, choices=sorted(auth.TENANT_COLLECTIONS))
+    create.add_argument("--id", dest="tenant_id")
+    create.add_argument("--name")
+    create.add_argument("--json", action="store_true")
+
+    member = groups.add_parser("member").add_subparsers(dest="action", required=True)
+    add = member.add_parser("add", help="add a user to a tenant, or change their role")
+    add.add_argument("--tenant", required=True)
+    add.add_argument("--user", required=True)
+    add.add_argument("--role", required=True, choices=auth.ROLES)
+    add.add_argument("--json", action="store_true")
+    remove = member.add_parser("remove", help="remove a user from a tenant")
+    remove.add_argument("--tenant", required=True)
+    remove.add_argument("--user", required=True)
+
+    token = groups.add_parser("token").add_subparsers(dest="action", required=True)
+    issue = token.add_parser("create", help="create a token; it is printed once")
+    issue.add_argument("--user", required=True)
+    issue.add_argument(
+        "--class",
+        dest="credential_class",
+        required=True,
+        choices=sorted(c.value for c in auth.USER_CLASSES),
+    )
+    issue.add_argument("--capability", action="append", required=True, choices=auth.CAPABILITIES)
+    issue.add_argument("--tenant", action="append", dest="tenants")
+    issue.add_argument("--expires-in", type=parse_duration)
+    issue.add_argument("--json", action="store_true")
+    revoke = token.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id")
+
+
+def _use_running_emulator() -> None:
+    from cli.host import running_emulator
+
+    host = running_emulator()
+    if host:
+        os.environ["FIRESTORE_EMULATOR_HOST"] = host
+
+
+def _find_tenant(client: firestore.Client, tenant_id: str) -> str:
+    for kind in auth.TENANT_COLLECTIONS:
+        if auth.tenant_ref(client, kind, tenant_id).get().exists:
+            return kind
+    raise AdminError(f"No workspace, project or org has the id {tenant_id}.")
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    print(json.dumps(payload) if getattr(args, "json", False) else text)
+
+
+def tenant_create(args: argparse.Namespace) -> None:
+    client = db()
+    if args.kind == "workspace":
+        tenant_id = args.tenant_id or str(uuid.uuid4())
+        if not is_uuid(tenant_id):
+            raise AdminError(f"A workspace id must be a UUID; {tenant_id!r} is not.")
+    else:
+        tenant_id = args.tenant_id or new_ulid()
+    ref = auth.tenant_ref(client, args.kind, tenant_id)
+    try:
+        ref.create({"kind": args.kind, "name": args.name, "created_at": utcnow()})
+    except AlreadyExists:
+        raise AdminError(f"The {args.kind} {tenant_id} already exists.") from None
+    _emit(args, {"id": tenant_id, "kind": args.kind}, tenant_id)
+
+
+def member_add(args: argparse.Namespace) -> None:
+    client = db()
+    kind = _find_tenant(client, args.tenant)
+    auth.member_ref(client, kind, args.tenant, args.user).set(
+        {"role": args.role, "updated_at": utcnow()}
+    )
+    _emit(
+        args,
+        {"tenant": args.tenant, "user": args.user, "role": args.role},
+        f"{args.user} is {args.role} of {kind} {args.tenant}",
+    )
+
+
+def member_remove(args: argparse.Namespace) -> None:
+    client = db()
+    kind = _find_tenant(client, args.tenant)
+    ref = auth.member_ref(client, kind, args.tenant, args.user)
+    if not ref.get().exists:
+        raise AdminError(f"{args.user} is not a member of {args.tenant}.")
+    ref.delete()
+    print(f"{args.user} removed from {kind} {args.tenant}")
+
+
+def token_create(args: argparse.Namespace) -> None:
+    token, token_id = auth.create_token(
+        db(),
+        user_id=args.user,
+        credential_class=auth.CredentialClass(args.credential_class),
+        capabilities=args.capability,
+        tenants=args.tenants,
+        expires_in=args.expires_in,
+    )
+    _emit(
+        args,
+        {"token": token, "token_id": token_id},
+        f"token_id: {token_id}\ntoken (shown once, store it now): {token}",
+    )
+
+
+def token_revoke(args: argparse.Namespace) -> None:
+    if not auth.revoke_token(db(), args.token_id):
+        raise AdminError(f"No token has the id {args.token_id}.")
+    print(f"token {args.token_id} revoked")
+
+
+COMMANDS = {
+    ("tenant", "create"): tenant_create,
+    ("member", "add"): member_add,
+    ("member", "remove"): member_remove,
+    ("token", "create"): token_create,
+    ("token", "revoke"): token_revoke,
+}
+
+
+def run(args: argparse.Namespace) -> None:
+    _use_running_emulator()
+    COMMANDS[(args.group, args.action)](args)

@@ -1,0 +1,175 @@
+"""The Cloud Firestore emulator from the Google Cloud SDK, run as a plain Java process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+JAR_IN_SDK = Path("platform/cloud-firestore-emulator/cloud-firestore-emulator.jar")
+MAIN_CLASS = "com.google.cloud.datastore.emulator.firestore.CloudFirestore"
+PROJECT_ID = "demo-evidencia"
+
+
+class EmulatorError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _sdk_roots() -> list[Path]:
+    roots: list[Path] = []
+    gcloud = shutil.which("gcloud")
+    if gcloud:
+        roots.append(Path(gcloud).resolve().parent.parent)
+        try:
+            printed = subprocess.run(
+                [gcloud, "info", "--format=value(installation.sdk_root)"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            ).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            printed = ""
+        if printed:
+            roots.append(Path(printed))
+    return roots
+
+
+def find_jar() -> Path:
+    """The emulator jar: `FIRESTORE_EMULATOR_JAR`, else under the Cloud SDK `gcloud` belongs to."""
+    override = os.environ.get("FIRESTORE_EMULATOR_JAR")
+    if override:
+        if Path(override).is_file():
+            return Path(override)
+        raise EmulatorError(f"FIRESTORE_EMULATOR_JAR points at {override}, which is not a file.")
+    for root in _sdk_roots():
+        if (root / JAR_IN_SDK).is_file():
+            return root / JAR_IN_SDK
+    raise EmulatorError(
+        "The Cloud Firestore emulator jar was not found. Install the Google Cloud SDK and run "
+        "'gcloud components install cloud-firestore-emulator' (or 'apt-get install "
+        "google-cloud-cli-firestore-emulator'), or set FIRESTORE_EMULATOR_JAR to the jar."
+    )
+
+
+def find_java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise EmulatorError(
+            "Java was not found on PATH. The Firestore emulator needs Java 11 or newer "
+            "(e.g. 'apt-get install openjdk-17-jre-headless')."
+        )
+    return java
+
+
+def _request(method: str, url: str, body: bytes | None = None) -> bytes:
+    request = urllib.request.Request(url, data=body, method=method)  # noqa: S310 - loopback only
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Authorization", "Bearer owner")
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
+        data: bytes = response.read()
+        return data
+
+
+@dataclass
+class Emulator:
+    host: str
+    project_id: str = PROJECT_ID
+    process: subprocess.Popen[bytes] | None = None
+    log: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}"
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise EmulatorError(f"The Firestore emulator exited early: {self._log_tail()}")
+            try:
+                _request("GET", self.base_url + "/")
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.1)
+            else:
+                return
+        raise EmulatorError(f"The Firestore emulator did not answer within {timeout:.0f} s.")
+
+    def _log_tail(self) -> str:
+        if self.log is None:
+            return ""
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")[-2000:]
+
+    def reset(self) -> None:
+        _request(
+            "DELETE",
+            f"{self.base_url}/emulator/v1/projects/{self.project_id}/databases/(default)/documents",
+        )
+
+    def register_trigger(self, trigger_id: str, document_pattern: str) -> None:
+        body = (
+            '{"eventType": "google.cloud.firestore.document.v1.created",'
+            ' "database": "(default)", "namespace": "(default)",'
+            f' "document": {{"value": "{document_pattern}", "matchType": "PATH_PATTERN"}}}}'
+        ).encode()
+        _request(
+            "POST",
+            f"{self.base_url}/emulator/v1/projects/{self.project_id}/eventarcTrigger"
+            f"?eventarcTriggerId={trigger_id}",
+            body,
+        )
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if self.log is not None:
+            self.log.close()
+
+
+def start(port: int | None = None, functions_port: int | None = None) -> Emulator:
+    """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM)."""
+    jar, java = find_jar(), find_java()
+    port = port or free_port()
+    command = [
+        java,
+        "-Duser.language=en",
+        "-cp",
+        str(jar),
+        MAIN_CLASS,
+        "start",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        f"--project_id={PROJECT_ID}",
+    ]
+    if functions_port is not None:
+        command.append(f"--functions_emulator=127.0.0.1:{functions_port}")
+    log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)  # noqa: SIM115 - closed by Emulator.stop
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    emulator = Emulator(host=f"127.0.0.1:{port}", process=process, log=log)
+    try:
+        emulator.wait_ready()
+    except BaseException:
+        emulator.stop()
+        raise
+    return emulator

@@ -1,0 +1,198 @@
+"""The local host: every entry point of the registry on one port, as deployed.
+
+HTTP entry points are served at their public paths; the emulator delivers document-created
+CloudEvents to `/functions/projects/{project}/triggers/{name}`, and each goes to its
+`@functions_framework.cloud_event` function exactly as Eventarc would call it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import flask
+from cloudevents.http import from_http
+from werkzeug.exceptions import HTTPException
+from werkzeug.serving import BaseWSGIServer, make_server
+
+import main
+from cli import emulator as emulator_module
+from functions.registry import ENTRIES, Entry, http_entries, trigger_entries
+from shared import logs
+from shared.errors import ApiError, ErrorCode
+from shared.http import request_id_of
+
+OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+_CODE_BY_STATUS = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
+
+
+def _werkzeug_rule(route: str) -> str:
+    return route.replace("{", "<").replace("}", ">")
+
+
+def _http_view(entry: Entry) -> Callable[..., Any]:
+    def view(**_params: str) -> Any:
+        return getattr(main, entry.name)(flask.request)
+
+    view.__name__ = entry.name
+    return view
+
+
+def _trigger_view(entry: Entry) -> Callable[[], Any]:
+    def view() -> Any:
+        event = from_http(dict(flask.request.headers), flask.request.get_data())
+        getattr(main, entry.name)(event)
+        return "OK"
+
+    view.__name__ = entry.name
+    return view
+
+
+def _error(error: HTTPException) -> flask.Response:
+    request_id = request_id_of(flask.request)
+    status = error.code or 500
+    api_error = ApiError(_CODE_BY_STATUS.get(status, ErrorCode.INTERNAL), error.description or "")
+    response = flask.jsonify(api_error.body(request_id))
+    response.status_code = status
+    response.headers["x-request-id"] = request_id
+    return response
+
+
+def build_app(project_id: str) -> flask.Flask:
+    app = flask.Flask("evidencia")
+    for entry in http_entries():
+        assert entry.route is not None
+        app.add_url_rule(
+            _werkzeug_rule(entry.route),
+            endpoint=entry.name,
+            view_func=_http_view(entry),
+            methods=ALL_METHODS,
+        )
+    for entry in trigger_entries():
+        app.add_url_rule(
+            f"/functions/projects/{project_id}/triggers/{entry.name}",
+            endpoint=entry.name,
+            view_func=_trigger_view(entry),
+            methods=["POST"],
+        )
+    app.add_url_rule(
+        "/openapi.json",
+        endpoint="openapi",
+        view_func=lambda: flask.Response(OPENAPI.read_bytes(), mimetype="application/json"),
+    )
+    app.register_error_handler(HTTPException, _error)
+    return app
+
+
+def register_triggers(emulator: emulator_module.Emulator) -> None:
+    for entry in trigger_entries():
+        assert entry.document is not None
+        emulator.register_trigger(entry.name, entry.document)
+
+
+class LocalHost:
+    """The app on a werkzeug server in a background thread, with its emulator."""
+
+    def __init__(self, port: int, emulator: emulator_module.Emulator, owns_emulator: bool) -> None:
+        self.port = port
+        self.emulator = emulator
+        self.owns_emulator = owns_emulator
+        self.server: BaseWSGIServer = make_server(
+            "127.0.0.1", port, build_app(emulator.project_id), threaded=True
+        )
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LocalHost:
+        register_triggers(self.emulator)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=10)
+        self.server.server_close()
+        if self.owns_emulator:
+            self.emulator.stop()
+
+
+def open_host(port: int) -> LocalHost:
+    """The emulator named by FIRESTORE_EMULATOR_HOST, or a new one delivering to `port`."""
+    from shared.config import settings
+
+    external = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if external:
+        emulator = emulator_module.Emulator(host=external, project_id=settings().project_id)
+        return LocalHost(port, emulator, owns_emulator=False)
+    emulator = emulator_module.start(functions_port=port)
+    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host
+    return LocalHost(port, emulator, owns_emulator=True)
+
+
+def state_file() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"  # noqa: S108 - per-user name below
+    return Path(base) / f"evidencia-serve-{os.getuid()}.json"
+
+
+def write_state(host: LocalHost) -> None:
+    state_file().write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "url": host.url,
+                "firestore_emulator_host": host.emulator.host,
+            }
+        )
+    )
+
+
+def running_emulator() -> str | None:
+    """The emulator of a running `evidencia serve`, if one is running."""
+    try:
+        state = json.loads(state_file().read_text())
+        os.kill(int(state["pid"]), 0)
+    except (OSError, ValueError, KeyError):
+        return None
+    host: str = state["firestore_emulator_host"]
+    return host
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(port: int) -> None:
+    from shared.config import settings
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    host = open_host(port).start()
+    write_state(host)
+    print(f"Evidencia local host: {host.url}", flush=True)
+    print(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}", flush=True)
+    configured = (
+        "configured"
+        if settings().gemini_configured
+        else "not configured (runs fail not_configured)"
+    )
+    print(f"Gemini: {configured}", flush=True)
+    print(
+        f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
+        flush=True,
+    )
+    logs.info("Local host started", url=host.url, emulator=host.emulator.host)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        host.stop()
+        state_file().unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""The Evidencia APIs, each whole in its own package, and the registry of entry points."""

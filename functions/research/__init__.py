@@ -1,0 +1,1 @@
+"""Research with citations: conversations, evidence, and cited Gemini runs over them."""

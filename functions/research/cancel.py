@@ -1,0 +1,18 @@
+"""POST /research-api/assistant/cancel: stop a queued or processing run."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.research import service
+from functions.research.endpoints import endpoint
+from shared.http import handle
+
+ENDPOINT = endpoint("research_cancel", role="member")
+
+
+@functions_framework.http
+def research_cancel(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.cancel)

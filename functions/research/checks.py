@@ -1,0 +1,123 @@
+"""Checks on the model's answer before anything is stored. Output is never repaired."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from shared.gemini import model_schema
+from shared.validation import issues_for, load_schema
+
+_NUMBER_WORDS = (
+    r"\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a (?:half|third|quarter)|half|dozens?|hundreds?"
+)
+_COUNTED_THINGS = (
+    r"items?|pieces? of evidence|evidence items?|sources?|documents?|respondents?|people|"
+    r"persons?|users?|customers?|participants?|interviewees?|reviews?|comments?|responses?|"
+    r"mentions?|quotes?|excerpts?|records?|entries|posts?|messages?"
+)
+QUANTITATIVE = re.compile(
+    rf"\d+(?:[.,]\d+)?\s*(?:%|percent\b|per cent\b|pct\b)"
+    rf"|\b(?:{_NUMBER_WORDS})\s+(?:of|out of|in)\s+(?:the\s+)?(?:{_NUMBER_WORDS}|all)\b"
+    rf"|\b(?:{_NUMBER_WORDS})\s+(?:of the\s+)?(?:{_COUNTED_THINGS})\b",
+    re.IGNORECASE,
+)
+
+
+def contract_answer_schema() -> dict[str, Any]:
+    """The contract's `message.answer` object schema, exactly as published."""
+    message = load_schema("research/status.response")["properties"]["message"]["anyOf"][0]
+    return dict(message["properties"]["answer"]["anyOf"][0])
+
+
+@cache
+def gemini_answer_schema() -> dict[str, Any]:
+    """The answer schema handed to Gemini, derived from the contract's, not retyped."""
+    schema: dict[str, Any] = model_schema(contract_answer_schema())
+    return schema
+
+
+def references(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for index, ref in enumerate(answer["answer"]["evidence"]):
+        yield f"answer.evidence[{index}]", ref
+    for section in ("findings", "query_suggestions"):
+        for i, entry in enumerate(answer[section]):
+            for j, ref in enumerate(entry["evidence"]):
+                yield f"{section}[{i}].evidence[{j}]", ref
+    for index, ref in enumerate(answer["sentiment"]):
+        yield f"sentiment[{index}]", ref
+
+
+def cited_ids(answer: dict[str, Any]) -> set[str]:
+    return {ref["evidence_id"] for _, ref in references(answer)}
+
+
+def _texts(answer: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    yield "answer.statement", answer["answer"]["statement"]
+    yield "answer.uncertainty", answer["answer"]["uncertainty"]
+    for i, finding in enumerate(answer["findings"]):
+        yield f"findings[{i}].statement", finding["statement"]
+        yield f"findings[{i}].uncertainty", finding["uncertainty"]
+    for i, entry in enumerate(answer["sentiment"]):
+        yield f"sentiment[{i}].uncertainty", entry["uncertainty"]
+    for i, suggestion in enumerate(answer["query_suggestions"]):
+        yield f"query_suggestions[{i}].rationale", suggestion["rationale"]
+    for i, limitation in enumerate(answer["limitations"]):
+        yield f"limitations[{i}]", limitation
+
+
+def _kind_rejections(request_kind: str, answer: dict[str, Any]) -> list[dict[str, str]]:
+    required = {"sentiment": "sentiment", "query_suggestions": "query_suggestions"}
+    section = required.get(request_kind)
+    if section and not answer[section]:
+        return [{"path": section, "reason": f"a {request_kind} run must fill {section}"}]
+    return []
+
+
+def rejections(answer: Any, request_kind: str, shown: dict[str, int]) -> list[dict[str, str]]:
+    """Every reason the answer cannot be stored; empty when it passes.
+
+    `shown` maps each evidence id the model was given to the revision it was given.
+    """
+    schema_issues = issues_for_answer(answer)
+    if schema_issues:
+        return schema_issues
+    found: list[dict[str, str]] = []
+    for path, ref in references(answer):
+        evidence_id, revision = ref["evidence_id"], ref["revision"]
+        if evidence_id not in shown:
+            found.append(
+                {
+                    "path": path,
+                    "reason": f"cites evidence {evidence_id}, which the conversation does not hold",
+                }
+            )
+        elif shown[evidence_id] != revision:
+            found.append(
+                {
+                    "path": path,
+                    "reason": f"cites revision {revision} of {evidence_id}; "
+                    f"the conversation holds revision {shown[evidence_id]}",
+                }
+            )
+    for path, text in _texts(answer):
+        match = QUANTITATIVE.search(text)
+        if match:
+            found.append(
+                {
+                    "path": path,
+                    "reason": f"states a quantity of the evidence ({match.group(0)!r}) "
+                    "while quantitative_claims must be false",
+                }
+            )
+    return found + _kind_rejections(request_kind, answer)
+
+
+def issues_for_answer(answer: Any) -> list[dict[str, str]]:
+    return [
+        {"path": ".".join(str(p) for p in issue["path"]) or "$", "reason": issue["message"]}
+        for issue in issues_for("research/answer", answer)
+    ]

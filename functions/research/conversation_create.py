@@ -1,0 +1,18 @@
+"""POST /research-api/conversations/create: start a conversation in a workspace."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.research import service
+from functions.research.endpoints import endpoint
+from shared.http import handle
+
+ENDPOINT = endpoint("research_conversation_create", role="member")
+
+
+@functions_framework.http
+def research_conversation_create(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.create_conversation)

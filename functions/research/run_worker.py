@@ -1,0 +1,14 @@
+"""Trigger on `workspaces/{workspaceId}/runs/{runId}` created: settle the new run."""
+
+from __future__ import annotations
+
+import functions_framework
+from cloudevents.http.event import CloudEvent
+
+from functions.research import worker
+from shared.events import decode_document_event
+
+
+@functions_framework.cloud_event
+def research_run_worker(event: CloudEvent) -> None:
+    worker.process(decode_document_event(event))

@@ -1,0 +1,275 @@
+"""Research operations behind the HTTP entry points. Raises `ApiError`, returns `Reply`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.research import store
+from functions.research.views import TERMINAL, conversation_view, run_view, status_view
+from shared.clients import db
+from shared.config import settings
+from shared.errors import ApiError, ErrorCode, conflict, not_found
+from shared.http import Call, Reply
+from shared.ids import new_uuid
+from shared.retention import expires_at, is_expired, utcnow
+
+ACTIVE = ["queued", "processing"]
+QUEUE_DEADLINE = timedelta(minutes=10)
+
+
+def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> dict[str, Any]:
+    data = snapshot.to_dict() if snapshot.exists else None
+    if data is None or is_expired(data):
+        raise not_found(what)
+    return data
+
+
+def create_conversation(call: Call) -> Reply:
+    workspace_id = call.body["workspace_id"]
+    now = utcnow()
+    conversation_id = new_uuid()
+    data = {
+        "workspace_id": workspace_id,
+        "title": call.body.get("title"),
+        "revision": 1,
+        "run_count": 0,
+        "created_by": call.principal.user_id,
+        "created_at": now,
+        "expires_at": expires_at(now, settings().retention_hours),
+    }
+    store.conversation_ref(workspace_id, conversation_id).create(data)
+    return Reply(conversation_view(conversation_id, data), status=201)
+
+
+def _upsert_plan(
+    items: list[dict[str, Any]], existing: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], bool]:
+    """(response items, writes by evidence id, whether any text changed)."""
+    answer: list[dict[str, Any]] = []
+    writes: dict[str, dict[str, Any]] = {}
+    text_changed = False
+    for item in items:
+        evidence_id = item.get("evidence_id") or new_uuid()
+        current = existing.get(evidence_id)
+        source = item.get("source")
+        if current is None:
+            revision, text_changed = 1, True
+            writes[evidence_id] = {"text": item["text"], "source": source, "revision": 1}
+        elif current["text"] != item["text"]:
+            revision, text_changed = current["revision"] + 1, True
+            writes[evidence_id] = {"text": item["text"], "source": source, "revision": revision}
+        else:
+            revision = current["revision"]
+            if "source" in item and current.get("source") != source:
+                writes[evidence_id] = {**current, "source": source}
+        answer.append({"evidence_id": evidence_id, "revision": revision})
+    return answer, writes, text_changed
+
+
+def upsert_evidence(call: Call) -> Reply:
+    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    items = call.body["items"]
+    named = [item["evidence_id"] for item in items if "evidence_id" in item]
+    if len(named) != len(set(named)):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "An evidence_id appears twice in items.")
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> Reply:
+        refs = [conversation] + [
+            store.evidence_ref(workspace_id, conversation_id, evidence_id) for evidence_id in named
+        ]
+        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
+        current = _live(snapshots[conversation.path], "The conversation")
+        existing = {
+            ref.id: snapshots[ref.path].to_dict() or {}
+            for ref in refs[1:]
+            if snapshots[ref.path].exists
+        }
+        answer, writes, text_changed = _upsert_plan(items, existing)
+        revision = current["revision"] + (1 if text_changed else 0)
+        now = utcnow()
+        for evidence_id, data in writes.items():
+            transaction.set(
+                store.evidence_ref(workspace_id, conversation_id, evidence_id),
+                {**data, "updated_at": now, "expires_at": current["expires_at"]},
+            )
+        if text_changed:
+            transaction.update(conversation, {"revision": revision, "updated_at": now})
+        return Reply({"items": answer, "conversation_revision": revision})
+
+    result: Reply = apply(db().transaction())
+    return result
+
+
+def remove_evidence(call: Call) -> Reply:
+    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    evidence_ids = call.body["evidence_ids"]
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> Reply:
+        refs = [conversation] + [
+            store.evidence_ref(workspace_id, conversation_id, evidence_id)
+            for evidence_id in evidence_ids
+        ]
+        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
+        current = _live(snapshots[conversation.path], "The conversation")
+        missing = [ref.id for ref in refs[1:] if not snapshots[ref.path].exists]
+        if missing:
+            raise not_found(f"Evidence {', '.join(missing)}")
+        for ref in refs[1:]:
+            transaction.delete(ref)
+        revision = current["revision"] + 1
+        transaction.update(conversation, {"revision": revision, "updated_at": utcnow()})
+        return Reply({"conversation_revision": revision})
+
+    result: Reply = apply(db().transaction())
+    return result
+
+
+def _idempotency_hash(user_id: str, key: str) -> str:
+    return hashlib.sha256(f"{user_id}\x00{key}".encode()).hexdigest()
+
+
+def _request_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _active_runs(workspace_id: str) -> int:
+    query: Any = (
+        store.runs(workspace_id)
+        .where(filter=FieldFilter("status", "in", ACTIVE))
+        .where(filter=FieldFilter("active_until", ">", utcnow()))
+        .count()
+    )
+    return int(query.get()[0][0].value)
+
+
+def _idempotency_key(call: Call) -> str | None:
+    key = call.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 255 or not key.isprintable():
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "Idempotency-Key must be 1 to 255 printable characters.",
+            issues=[{"path": ["Idempotency-Key"], "message": "Invalid header", "code": "custom"}],
+        )
+    return key
+
+
+def _new_run(call: Call, conversation: dict[str, Any]) -> dict[str, Any]:
+    config = settings()
+    now = utcnow()
+    full = conversation["run_count"] >= config.research_max_runs_per_conversation
+    return {
+        "workspace_id": call.body["workspace_id"],
+        "conversation_id": call.body["conversation_id"],
+        "conversation_revision": conversation["revision"],
+        "generation": conversation["run_count"] + 1,
+        "request_kind": call.body["request_kind"],
+        "question": call.body.get("question"),
+        "status": "failed" if full else "queued",
+        "failure_code": "conversation_full" if full else None,
+        "created_at": now,
+        "expires_at": expires_at(now, config.retention_hours),
+        "active_until": now + QUEUE_DEADLINE,
+        "lease_until": None,
+        "model_id": None,
+        "model_version": None,
+        "asker": {"user_id": call.principal.user_id, "token_id": call.principal.token_id},
+        "message": None,
+        "rejected": [],
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+
+
+def ask(call: Call) -> Reply:
+    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    key = _idempotency_key(call)
+    if _active_runs(workspace_id) >= settings().research_max_active_runs_per_workspace:
+        raise ApiError(
+            ErrorCode.RATE_LIMITED,
+            "This workspace has as many runs queued or processing as it may; retry later.",
+            headers={"Retry-After": "30"},
+        )
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+    key_ref = (
+        store.idempotency_ref(workspace_id, _idempotency_hash(call.principal.user_id, key))
+        if key
+        else None
+    )
+    body_hash = _request_hash(call.body)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> tuple[str, dict[str, Any], int]:
+        refs = [conversation] + ([key_ref] if key_ref else [])
+        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
+        current = _live(snapshots[conversation.path], "The conversation")
+        remembered = (
+            snapshots[key_ref.path].to_dict()
+            if key_ref and snapshots[key_ref.path].exists
+            else None
+        )
+        if remembered is not None and not is_expired(remembered):
+            if remembered["request_hash"] != body_hash:
+                raise conflict("This Idempotency-Key was used with a different request.")
+            earlier = store.run_ref(workspace_id, remembered["run_id"]).get(transaction=transaction)
+            return remembered["run_id"], _live(earlier, "The run"), current["revision"]
+        run_id = new_uuid()
+        run = _new_run(call, current)
+        transaction.create(store.run_ref(workspace_id, run_id), run)
+        transaction.update(conversation, {"run_count": current["run_count"] + 1})
+        if key_ref is not None:
+            transaction.set(
+                key_ref,
+                {"run_id": run_id, "request_hash": body_hash, "expires_at": run["expires_at"]},
+            )
+        return run_id, run, current["revision"]
+
+    run_id, run, revision = apply(db().transaction())
+    return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
+
+
+def _run_in_conversation(call: Call, snapshot: firestore.DocumentSnapshot[Any]) -> dict[str, Any]:
+    data = snapshot.to_dict() if snapshot.exists else None
+    if data is None or data["conversation_id"] != call.body["conversation_id"]:
+        raise not_found("The run")
+    return data
+
+
+def status(call: Call) -> Reply:
+    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    run_ref = store.run_ref(workspace_id, call.body["run_id"])
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+    snapshots = {s.reference.path: s for s in db().get_all([run_ref, conversation])}
+    run = _run_in_conversation(call, snapshots[run_ref.path])
+    holder = snapshots[conversation.path]
+    revision = (holder.to_dict() or {}).get("revision") if holder.exists else None
+    return Reply(status_view(run_ref.id, run, revision or run["conversation_revision"]))
+
+
+def cancel(call: Call) -> Reply:
+    run_ref = store.run_ref(call.body["workspace_id"], call.body["run_id"])
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+        run = _run_in_conversation(call, run_ref.get(transaction=transaction))
+        shown = run_view(run_ref.id, run)
+        if shown["status"] == "cancelled":
+            return run
+        if shown["status"] in TERMINAL:
+            raise conflict(f"The run is already {shown['status']} and cannot be cancelled.")
+        changes = {"status": "cancelled", "failure_code": "cancelled", "cancelled_at": utcnow()}
+        transaction.update(run_ref, changes)
+        return {**run, **changes}
+
+    run = apply(db().transaction())
+    return Reply({"run": run_view(run_ref.id, run)})

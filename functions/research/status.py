@@ -1,0 +1,18 @@
+"""POST /research-api/assistant/status (contract): read a run; never regenerates, never writes."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.research import service
+from functions.research.endpoints import endpoint
+from shared.http import handle
+
+ENDPOINT = endpoint("research_status", role="viewer")
+
+
+@functions_framework.http
+def research_status(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.status)

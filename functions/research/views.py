@@ -1,0 +1,94 @@
+"""Stored documents turned into the published response shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from shared.config import settings
+from shared.retention import iso, utcnow
+
+PROCESSOR = "Google Gemini"
+TERMINAL = frozenset({"completed", "failed", "cancelled", "expired"})
+
+
+def conversation_view(conversation_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": conversation_id,
+        "workspace_id": data["workspace_id"],
+        "title": data.get("title"),
+        "revision": data["revision"],
+        "created_at": iso(data["created_at"]),
+        "expires_at": iso(data["expires_at"]),
+    }
+
+
+def effective_state(data: dict[str, Any], now: datetime | None = None) -> tuple[str, str | None]:
+    """The run's status and failure code as a reader must see them now.
+
+    A run past `expires_at` is expired even while Firestore still holds it; a run whose
+    worker lease (or queue deadline) passed without an outcome failed unconfirmed. Both
+    are derived on read so that a read never writes.
+    """
+    now = now or utcnow()
+    status, failure = data["status"], data.get("failure_code")
+    if data["expires_at"] <= now:
+        return "expired", "expired"
+    deadline = data.get("lease_until") if status == "processing" else data.get("active_until")
+    if status in ("queued", "processing") and deadline is not None and deadline <= now:
+        return "failed", "generation_unconfirmed"
+    return status, failure
+
+
+def run_view(run_id: str, data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    status, failure = effective_state(data, now)
+    return {
+        "id": run_id,
+        "workspace_id": data["workspace_id"],
+        "conversation_id": data["conversation_id"],
+        "conversation_revision": data["conversation_revision"],
+        "generation": data["generation"],
+        "request_kind": data["request_kind"],
+        "status": status,
+        "failure_code": failure,
+        "created_at": iso(data["created_at"]),
+        "expires_at": iso(data["expires_at"]),
+        "processor": PROCESSOR,
+        "model_id": data.get("model_id"),
+        "model_version": data.get("model_version"),
+    }
+
+
+def message_view(data: dict[str, Any], status: str) -> dict[str, Any] | None:
+    message = data.get("message")
+    if status != "completed" or not message:
+        return None
+    return {
+        "id": message["id"],
+        "run_id": message["run_id"],
+        "role": "assistant",
+        "question": message.get("question"),
+        "answer": message["answer"],
+        "created_at": iso(message["created_at"]),
+        "expires_at": iso(data["expires_at"]),
+    }
+
+
+def availability(failure: str | None) -> dict[str, Any]:
+    configured = settings().gemini_configured
+    return {
+        "configured": configured,
+        "reason": failure or (None if configured else "not_configured"),
+        "processor": PROCESSOR,
+        "retention_hours": 24,
+    }
+
+
+def status_view(run_id: str, run: dict[str, Any], conversation_revision: int) -> dict[str, Any]:
+    view = run_view(run_id, run)
+    return {
+        "run": view,
+        "message": message_view(run, view["status"]),
+        "conversation_revision": conversation_revision,
+        "availability": availability(view["failure_code"]),
+    }

@@ -1,0 +1,248 @@
+"""Opaque bearer tokens, stored only as hashes, and tenant roles.
+
+A token is `evd_<token_id>_<secret>`. Firestore keeps `tokens/<token_id>` with the
+SHA-256 of the secret (256 random bits, so a fast hash is enough), the owner, the
+credential class, the capabilities, the optional list of selected tenants, an optional
+expiry and a revocation time. Membership lives at `<tenants>/<tenant_id>/members/<user>`.
+A request's rights are the intersection of what the token carries and what its owner
+holds right now, read on every request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from google.cloud import firestore
+
+from shared.errors import ApiError, ErrorCode
+from shared.ids import new_ulid
+from shared.retention import utcnow
+
+
+class CredentialClass(StrEnum):
+    USER_SESSION = "user_session"
+    DELEGATED_OAUTH = "delegated_oauth"
+    PERSONAL_ACCESS_TOKEN = "personal_access_token"  # noqa: S105 - a class name, not a secret
+    SESSION_AUDIENCE = "session_audience"
+
+
+USER_CLASSES = frozenset(
+    {
+        CredentialClass.USER_SESSION,
+        CredentialClass.DELEGATED_OAUTH,
+        CredentialClass.PERSONAL_ACCESS_TOKEN,
+    }
+)
+
+CAPABILITIES = ("agent:research", "agent:psychologist", "agent:connect")
+ROLES = ("viewer", "member", "admin", "owner")
+ROLE_RANK = {role: rank for rank, role in enumerate(ROLES)}
+TENANT_COLLECTIONS = {"workspace": "workspaces", "project": "projects", "org": "orgs"}
+
+_TOKEN_PATTERN = re.compile(r"^evd_([0-9A-Z]{26})_([A-Za-z0-9_-]{43})$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: str
+    token_id: str
+    credential_class: CredentialClass
+    capabilities: frozenset[str]
+    tenants: frozenset[str] | None
+    audience: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Membership:
+    tenant_kind: str
+    tenant_id: str
+    user_id: str
+    role: str
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def tenant_ref(client: firestore.Client, kind: str, tenant_id: str) -> firestore.DocumentReference:
+    ref: firestore.DocumentReference = client.collection(TENANT_COLLECTIONS[kind]).document(
+        tenant_id
+    )
+    return ref
+
+
+def member_ref(
+    client: firestore.Client, kind: str, tenant_id: str, user_id: str
+) -> firestore.DocumentReference:
+    ref: firestore.DocumentReference = (
+        tenant_ref(client, kind, tenant_id).collection("members").document(user_id)
+    )
+    return ref
+
+
+def token_document(
+    *,
+    user_id: str,
+    credential_class: CredentialClass,
+    capabilities: list[str],
+    tenants: list[str] | None,
+    expires_in: timedelta | None,
+    audience: dict[str, str] | None = None,
+) -> tuple[str, str, dict[str, Any]]:
+    """A new token: (token shown once, token id, the document to store)."""
+    token_id = new_ulid()
+    secret = secrets.token_urlsafe(32)
+    now = utcnow()
+    document: dict[str, Any] = {
+        "hash": _hash(secret),
+        "user_id": user_id,
+        "class": credential_class.value,
+        "capabilities": sorted(set(capabilities)),
+        "tenants": sorted(set(tenants)) if tenants else None,
+        "created_at": now,
+        "token_expires_at": now + expires_in if expires_in else None,
+        "revoked_at": None,
+        "audience": audience,
+    }
+    return f"evd_{token_id}_{secret}", token_id, document
+
+
+def create_token(client: firestore.Client, **kwargs: Any) -> tuple[str, str]:
+    token, token_id, document = token_document(**kwargs)
+    client.collection("tokens").document(token_id).create(document)
+    return token, token_id
+
+
+def revoke_token(client: firestore.Client, token_id: str) -> bool:
+    ref = client.collection("tokens").document(token_id)
+    if not ref.get().exists:
+        return False
+    ref.update({"revoked_at": utcnow()})
+    return True
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token from an `Authorization: Bearer` header; 401 when absent or malformed."""
+    if not authorization:
+        raise ApiError(ErrorCode.UNAUTHENTICATED, "An Authorization: Bearer token is required.")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(
+            ErrorCode.UNAUTHENTICATED, "The Authorization header must be 'Bearer <token>'."
+        )
+    return token.strip()
+
+
+def _invalid_token() -> ApiError:
+    return ApiError(ErrorCode.UNAUTHENTICATED, "The token is invalid, expired or revoked.")
+
+
+def principal_from_document(token_id: str, data: dict[str, Any]) -> Principal:
+    tenants = data.get("tenants")
+    return Principal(
+        user_id=data["user_id"],
+        token_id=token_id,
+        credential_class=CredentialClass(data["class"]),
+        capabilities=frozenset(data.get("capabilities") or ()),
+        tenants=frozenset(tenants) if tenants else None,
+        audience=data.get("audience"),
+    )
+
+
+def token_is_live(data: dict[str, Any], now: datetime | None = None) -> bool:
+    if data.get("revoked_at") is not None:
+        return False
+    deadline = data.get("token_expires_at")
+    return deadline is None or deadline > (now or utcnow())
+
+
+def authenticate(client: firestore.Client, token: str) -> Principal:
+    match = _TOKEN_PATTERN.match(token)
+    if match is None:
+        raise _invalid_token()
+    token_id, secret = match.groups()
+    snapshot = client.collection("tokens").document(token_id).get()
+    data = snapshot.to_dict() if snapshot.exists else None
+    if data is None or not hmac.compare_digest(data["hash"], _hash(secret)):
+        raise _invalid_token()
+    if not token_is_live(data):
+        raise _invalid_token()
+    return principal_from_document(token_id, data)
+
+
+def check_token_grants(
+    principal: Principal,
+    *,
+    capability: str,
+    tenant_id: str,
+    classes: frozenset[CredentialClass],
+) -> None:
+    """What the token alone allows: its class, capability and selected tenants. No reads."""
+    if principal.credential_class not in classes:
+        raise ApiError(
+            ErrorCode.FORBIDDEN,
+            f"A {principal.credential_class.value} token cannot call this operation.",
+        )
+    if capability not in principal.capabilities:
+        raise ApiError(ErrorCode.FORBIDDEN, f"The token lacks the capability {capability}.")
+    if principal.tenants is not None and tenant_id not in principal.tenants:
+        raise ApiError(ErrorCode.FORBIDDEN, "The token is not selected for this tenant.")
+
+
+def role_allows(role: str | None, needed: str) -> bool:
+    return role is not None and ROLE_RANK.get(role, -1) >= ROLE_RANK[needed]
+
+
+def check_membership(
+    client: firestore.Client, principal: Principal, *, kind: str, tenant_id: str, role: str
+) -> Membership:
+    snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
+    held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None
+    if held is None:
+        raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")
+    if not role_allows(held, role):
+        raise ApiError(ErrorCode.FORBIDDEN, f"This operation needs the {role} role or higher.")
+    return Membership(kind, tenant_id, principal.user_id, held)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """The rights a past request was checked for, to check again later (e.g. at completion)."""
+
+    token_id: str
+    user_id: str
+    capability: str
+    kind: str
+    tenant_id: str
+    role: str
+
+    def refs(self, client: firestore.Client) -> list[firestore.DocumentReference]:
+        """The documents `holds` needs: read them with the caller's other reads."""
+        return [
+            client.collection("tokens").document(self.token_id),
+            member_ref(client, self.kind, self.tenant_id, self.user_id),
+        ]
+
+    def holds(
+        self, snapshots: dict[str, firestore.DocumentSnapshot[Any]], client: firestore.Client
+    ) -> bool:
+        token_ref, membership_ref = self.refs(client)
+        token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
+        if token is None or member is None or not token.exists or not member.exists:
+            return False
+        data = token.to_dict() or {}
+        if not token_is_live(data):
+            return False
+        principal = principal_from_document(self.token_id, data)
+        if self.capability not in principal.capabilities:
+            return False
+        if principal.tenants is not None and self.tenant_id not in principal.tenants:
+            return False
+        return role_allows((member.to_dict() or {}).get("role"), self.role)

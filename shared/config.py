@@ -1,0 +1,86 @@
+"""Typed settings, read from the environment once per instance."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    project_id: str
+    gemini_api_key: str | None
+    gemini_use_vertex: bool
+    gemini_model: str
+    gemini_base_url: str | None
+    gemini_timeout_ms: int
+    gemini_attempts: int
+    gemini_initial_delay_s: float
+    auth_cache_seconds: float
+    research_max_runs_per_conversation: int
+    research_max_active_runs_per_workspace: int
+    research_input_token_budget: int
+    research_output_token_limit: int
+    research_workspace_token_budget: int
+    research_lease_seconds: int
+    retention_hours: int
+
+    @property
+    def gemini_configured(self) -> bool:
+        return bool(self.gemini_api_key) or self.gemini_use_vertex
+
+
+def _project_id() -> str:
+    for name in ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GCP_PROJECT"):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return "demo-evidencia"
+
+
+def load_settings() -> Settings:
+    return Settings(
+        project_id=_project_id(),
+        gemini_api_key=os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
+        gemini_use_vertex=os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
+        gemini_model=os.environ.get("GEMINI_MODEL", "gemini-2.5-flash"),
+        gemini_base_url=os.environ.get("GEMINI_BASE_URL") or None,
+        gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 60_000),
+        gemini_attempts=_int("GEMINI_ATTEMPTS", 3),
+        gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
+        auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 0.0),
+        research_max_runs_per_conversation=_int("RESEARCH_MAX_RUNS_PER_CONVERSATION", 50),
+        research_max_active_runs_per_workspace=_int("RESEARCH_MAX_ACTIVE_RUNS", 5),
+        research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
+        research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
+        research_workspace_token_budget=_int("RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000),
+        research_lease_seconds=_int("RESEARCH_LEASE_SECONDS", 300),
+        retention_hours=24,
+    )
+
+
+@cache
+def settings() -> Settings:
+    """The instance's settings; tests call `settings.cache_clear()` after changing env."""
+    return load_settings()

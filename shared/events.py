@@ -1,0 +1,70 @@
+"""Decoding Firestore document events delivered as CloudEvents.
+
+Eventarc sends `DocumentEventData` as protobuf bytes; the emulator sends the same message
+base64-encoded under the same `application/protobuf` content type. Both are accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any
+
+from google.events.cloud.firestore import DocumentEventData
+
+CREATED = "google.cloud.firestore.document.v1.created"
+_PROTOBUF_FIRST_BYTES = frozenset({0x0A, 0x12, 0x1A})
+
+
+@dataclass(frozen=True)
+class DocumentEvent:
+    event_id: str
+    event_type: str
+    path: str
+    """The document path relative to the database root, e.g. `workspaces/w/runs/r`."""
+
+
+class EventDecodeError(ValueError):
+    pass
+
+
+def _payload_bytes(data: Any) -> bytes:
+    if data is None:
+        return b""
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    if not raw or raw[0] in _PROTOBUF_FIRST_BYTES:
+        return raw
+    try:
+        return base64.b64decode(raw, validate=True)
+    except binascii.Error as error:
+        raise EventDecodeError("the event payload is neither protobuf nor base64") from error
+
+
+def _relative_path(name: str) -> str:
+    _, marker, path = name.partition("/documents/")
+    if not marker:
+        raise EventDecodeError(f"unexpected document name {name!r}")
+    return path
+
+
+def decode_document_event(event: Any) -> DocumentEvent:
+    """The document an event is about, from the payload or the `document` attribute."""
+    attributes = event.get_attributes() if hasattr(event, "get_attributes") else {}
+    payload = _payload_bytes(event.get_data() if hasattr(event, "get_data") else event.data)
+    path = ""
+    if payload:
+        try:
+            message = DocumentEventData.deserialize(payload)
+        except Exception as error:  # protobuf raises several unrelated types on bad input
+            raise EventDecodeError("the event payload is not DocumentEventData") from error
+        name = message.value.name or message.old_value.name
+        path = _relative_path(name) if name else ""
+    path = path or str(attributes.get("document", ""))
+    if not path:
+        raise EventDecodeError("the event names no document")
+    return DocumentEvent(
+        event_id=str(attributes.get("id", "")),
+        event_type=str(attributes.get("type", "")),
+        path=path,
+    )

@@ -1,0 +1,221 @@
+"""The HTTP boundary every entry point goes through.
+
+In order: request id, method, content type, size, JSON parse, bearer header present,
+schema validation of body and parameters, token lookup, token grants, tenant role, then
+the domain handler. No Firestore read happens before the request is known to be valid.
+Domain code raises `ApiError`; anything else becomes a logged, unechoed `internal`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import flask
+from werkzeug.datastructures import Headers
+
+from shared import auth, logs
+from shared.clients import db
+from shared.errors import ApiError, ErrorCode
+from shared.ids import new_uuid
+from shared.validation import load_schema, validate
+
+MAX_BODY_BYTES = 1024 * 1024
+_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+_PARAM = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What one entry point accepts and who may call it."""
+
+    method: str
+    capability: str
+    role: str
+    tenant_kind: str
+    tenant_param: str
+    body_schema: str | None = None
+    params_schema: str | None = None
+    route: str | None = None
+    classes: frozenset[auth.CredentialClass] = auth.USER_CLASSES
+    success_status: int = 200
+
+
+@dataclass(frozen=True)
+class Call:
+    request_id: str
+    principal: auth.Principal
+    membership: auth.Membership | None
+    body: dict[str, Any]
+    params: dict[str, Any]
+    headers: Headers
+
+
+@dataclass(frozen=True)
+class Reply:
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Authorizer = Callable[[auth.Principal, Endpoint, str], auth.Membership | None]
+
+
+@cache
+def _route_regex(route: str) -> re.Pattern[str]:
+    pattern = _PARAM.sub(
+        lambda m: f"(?P<{m.group(1)}>[^/]+)",
+        re.escape(route).replace(r"\{", "{").replace(r"\}", "}"),
+    )
+    return re.compile(f"^{pattern}/?$")
+
+
+def path_params(route: str, path: str) -> dict[str, str] | None:
+    match = _route_regex(route).match(path)
+    return match.groupdict() if match else None
+
+
+def request_id_of(request: flask.Request) -> str:
+    supplied = request.headers.get("x-request-id", "")
+    return supplied if _REQUEST_ID.match(supplied) else new_uuid()
+
+
+def _read_json_body(request: flask.Request) -> dict[str, Any]:
+    if request.mimetype != "application/json":
+        raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    raw = request.stream.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"The body is not valid JSON: {error}.") from None
+    if not isinstance(body, dict):
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "The body must be a JSON object.",
+            issues=[{"path": [], "message": "Expected object", "code": "invalid_type"}],
+        )
+    return body
+
+
+def _coerce_params(raw: dict[str, str], schema_name: str) -> dict[str, Any]:
+    """Path and query values arrive as strings; integers in the schema are read as such."""
+    properties = load_schema(schema_name).get("properties", {})
+    params: dict[str, Any] = {}
+    for name, value in raw.items():
+        if properties.get(name, {}).get("type") == "integer" and re.fullmatch(r"-?\d{1,16}", value):
+            params[name] = int(value)
+        else:
+            params[name] = value
+    return params
+
+
+def _params(request: flask.Request, endpoint: Endpoint) -> dict[str, Any]:
+    raw: dict[str, str] = {}
+    if endpoint.route is not None:
+        matched = path_params(endpoint.route, request.path)
+        if matched is None:
+            raise ApiError(ErrorCode.NOT_FOUND, f"No operation is served at {request.path}.")
+        raw.update(matched)
+    for name in request.args:
+        values = request.args.getlist(name)
+        if len(values) > 1:
+            raise ApiError(
+                ErrorCode.INVALID_REQUEST,
+                f"The query parameter {name} is given more than once.",
+                issues=[{"path": [name], "message": "Repeated parameter", "code": "custom"}],
+            )
+        raw.setdefault(name, values[0])
+    if endpoint.params_schema is None:
+        if request.args:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "This operation takes no query parameters.")
+        return raw
+    params = _coerce_params(raw, endpoint.params_schema)
+    validate(endpoint.params_schema, params, "path and query parameters")
+    return params
+
+
+def default_authorizer(
+    principal: auth.Principal, endpoint: Endpoint, tenant_id: str
+) -> auth.Membership | None:
+    auth.check_token_grants(
+        principal, capability=endpoint.capability, tenant_id=tenant_id, classes=endpoint.classes
+    )
+    return auth.check_membership(
+        db(), principal, kind=endpoint.tenant_kind, tenant_id=tenant_id, role=endpoint.role
+    )
+
+
+def _prepare(
+    request: flask.Request, endpoint: Endpoint, request_id: str, authorizer: Authorizer
+) -> Call:
+    if request.method != endpoint.method:
+        raise ApiError(
+            ErrorCode.METHOD_NOT_ALLOWED,
+            f"Use {endpoint.method} for this operation.",
+            headers={"Allow": endpoint.method},
+        )
+    body = _read_json_body(request) if endpoint.method in ("POST", "PUT") else {}
+    token = auth.bearer_token(request.headers.get("Authorization"))
+    params = _params(request, endpoint)
+    if endpoint.body_schema is not None:
+        validate(endpoint.body_schema, body)
+    tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
+    principal = auth.authenticate(db(), token)
+    membership = authorizer(principal, endpoint, tenant_id)
+    return Call(request_id, principal, membership, body, params, request.headers)
+
+
+def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Response:
+    response = flask.Response(
+        json.dumps(body, separators=(",", ":")), status=status, mimetype="application/json"
+    )
+    for name, value in headers.items():
+        response.headers[name] = value
+    return response
+
+
+def handle(
+    request: flask.Request,
+    endpoint: Endpoint,
+    handler: Callable[[Call], Reply],
+    authorizer: Authorizer = default_authorizer,
+) -> flask.Response:
+    """Run one request through the boundary and the domain handler."""
+    started = time.perf_counter()
+    request_id = request_id_of(request)
+    try:
+        reply = handler(_prepare(request, endpoint, request_id, authorizer))
+        response = _json_response(reply.body, reply.status, reply.headers)
+    except ApiError as error:
+        response = _json_response(error.body(request_id), error.status, error.headers)
+    except Exception:  # noqa: BLE001 - the one place where unknown faults become `internal`
+        logs.error(
+            "Unhandled error",
+            request_id=request_id,
+            path=request.path,
+            stack_trace=traceback.format_exc(),
+        )
+        internal = ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
+        response = _json_response(internal.body(request_id), internal.status, {})
+    response.headers["x-request-id"] = request_id
+    logs.info(
+        f"{request.method} {request.path} {response.status_code}",
+        request_id=request_id,
+        httpRequest={
+            "requestMethod": request.method,
+            "requestUrl": request.path,
+            "status": response.status_code,
+            "latency": f"{time.perf_counter() - started:.6f}s",
+        },
+    )
+    return response

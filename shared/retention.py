@@ -1,0 +1,30 @@
+"""Retention: every retained document carries `expires_at`; reads treat a past one as gone.
+
+Firestore's TTL deletion lags by up to a day, so a document can still exist after its
+`expires_at`. Every read goes through `is_expired` instead of trusting existence.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def expires_at(created_at: datetime, hours: int) -> datetime:
+    return created_at + timedelta(hours=hours)
+
+
+def is_expired(document: dict[str, Any], now: datetime | None = None) -> bool:
+    deadline = document.get("expires_at")
+    if deadline is None:
+        return False
+    return bool(deadline <= (now or utcnow()))
+
+
+def iso(moment: datetime) -> str:
+    """RFC 3339 in UTC with millisecond precision and a `Z` suffix."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,98 @@
+"""JSON Schema validation against the published schemas in `schemas/`.
+
+Each schema file is read and compiled once per instance. Every violated rule becomes one
+entry of `issues`, shaped like a ZodError's issues: `{path, message, code}`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from shared.errors import ApiError, ErrorCode
+
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+_CODE_BY_KEYWORD = {
+    "type": "invalid_type",
+    "required": "invalid_type",
+    "additionalProperties": "unrecognized_keys",
+    "enum": "invalid_enum_value",
+    "const": "invalid_literal",
+    "minLength": "too_small",
+    "minItems": "too_small",
+    "minimum": "too_small",
+    "exclusiveMinimum": "too_small",
+    "minProperties": "too_small",
+    "maxLength": "too_big",
+    "maxItems": "too_big",
+    "maximum": "too_big",
+    "exclusiveMaximum": "too_big",
+    "maxProperties": "too_big",
+    "pattern": "invalid_string",
+    "format": "invalid_string",
+}
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """The schema `schemas/<name>.json` as a dict, e.g. `research/status.request`."""
+    with (SCHEMAS_DIR / f"{name}.json").open(encoding="utf-8") as handle:
+        schema: dict[str, Any] = json.load(handle)
+    return schema
+
+
+def _retrieve(uri: str) -> Resource[Any]:
+    """Resolve `$ref`s such as `research/status.response.json#/...` from `schemas/`."""
+    return Resource.from_contents(load_schema(uri.removesuffix(".json")), DRAFT202012)
+
+
+_REGISTRY: Registry[Any] = Registry(retrieve=_retrieve)  # type: ignore[call-arg]
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(
+        schema, registry=_REGISTRY, format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def _issue(error: ValidationError) -> dict[str, Any]:
+    path: list[Any] = list(error.absolute_path)
+    if error.validator == "required":
+        missing = next(
+            (name for name in error.validator_value if error.message.startswith(repr(name))),
+            None,
+        )
+        if missing is not None:
+            path.append(missing)
+    return {
+        "path": path,
+        "message": error.message,
+        "code": _CODE_BY_KEYWORD.get(str(error.validator), "custom"),
+    }
+
+
+def issues_for(name: str, instance: Any) -> list[dict[str, Any]]:
+    errors = sorted(validator(name).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    return [_issue(error) for error in errors]
+
+
+def validate(name: str, instance: Any, what: str = "request") -> None:
+    """Raise `invalid_request` with every violated rule when `instance` breaks the schema."""
+    issues = issues_for(name, instance)
+    if issues:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            f"The {what} does not match its schema ({len(issues)} issue(s)).",
+            issues=issues,
+        )

@@ -1,0 +1,102 @@
+"""Test helpers: an HTTP client for the local host and a builder of tenants and users."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from cli.main import main as evidencia
+from tests.gemini_server import GeminiTestServer
+
+
+@dataclass
+class Api:
+    base_url: str
+    session: requests.Session = field(default_factory=requests.Session)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> requests.Response:
+        sent = dict(headers or {})
+        if token is not None:
+            sent.setdefault("Authorization", f"Bearer {token}")
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+            sent.setdefault("Content-Type", "application/json")
+        return self.session.request(
+            method, self.base_url + path, data=data, headers=sent, timeout=30
+        )
+
+    def post(self, path: str, body: Any, token: str | None, **kwargs: Any) -> requests.Response:
+        return self.call("POST", path, body, token, **kwargs)
+
+
+def admin(*args: str) -> dict[str, Any]:
+    """Run `evidencia admin ... --json` in-process and return its JSON output."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = evidencia(["admin", *args, "--json"])
+    assert code == 0, out.getvalue()
+    parsed: dict[str, Any] = json.loads(out.getvalue())
+    return parsed
+
+
+@dataclass
+class World:
+    """Tenants and users made through the admin CLI, plus the Gemini script."""
+
+    api: Api
+    gemini: GeminiTestServer
+
+    def tenant(self, kind: str = "workspace") -> str:
+        tenant_id: str = admin("tenant", "create", "--kind", kind, "--name", f"test {kind}")["id"]
+        return tenant_id
+
+    def member(self, tenant_id: str, user: str, role: str) -> None:
+        admin("member", "add", "--tenant", tenant_id, "--user", user, "--role", role)
+
+    def token(
+        self,
+        user: str,
+        capabilities: tuple[str, ...] = ("agent:research",),
+        tenants: tuple[str, ...] = (),
+        credential_class: str = "personal_access_token",
+        expires_in: str | None = None,
+    ) -> tuple[str, str]:
+        args = ["token", "create", "--user", user, "--class", credential_class]
+        for capability in capabilities:
+            args += ["--capability", capability]
+        for tenant in tenants:
+            args += ["--tenant", tenant]
+        if expires_in:
+            args += ["--expires-in", expires_in]
+        created = admin(*args)
+        return created["token"], created["token_id"]
+
+    def user(self, tenant_id: str, user: str, role: str, **kwargs: Any) -> str:
+        self.member(tenant_id, user, role)
+        return self.token(user, **kwargs)[0]
+
+
+def wait_for(check: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll `check()` until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")

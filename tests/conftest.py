@@ -1,0 +1,112 @@
+"""Shared fixtures: the real Firestore emulator, the Gemini protocol server, the local host."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli import emulator as emulator_module
+from cli.host import LocalHost
+from shared.clients import reset_clients
+from tests.api import Api, World
+from tests.gemini_server import GeminiTestServer
+
+HOST_PORT = emulator_module.free_port()
+BASE_ENV = {
+    "GEMINI_API_KEY": "test-key",
+    "GEMINI_MODEL": "gemini-test",
+    "GEMINI_ATTEMPTS": "3",
+    "GEMINI_INITIAL_DELAY_S": "0.01",
+    "GEMINI_TIMEOUT_MS": "3000",
+}
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulator_module.Emulator]:
+    """The emulator named by FIRESTORE_EMULATOR_HOST, or one started from the SDK's jar."""
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    external = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if external:
+        yield emulator_module.Emulator(host=external)
+        return
+    started = emulator_module.start(functions_port=HOST_PORT)
+    os.environ["FIRESTORE_EMULATOR_HOST"] = started.host
+    try:
+        yield started
+    finally:
+        started.stop()
+        os.environ.pop("FIRESTORE_EMULATOR_HOST", None)
+
+
+@pytest.fixture(scope="session")
+def gemini_server() -> Iterator[GeminiTestServer]:
+    server = GeminiTestServer().start()
+    os.environ.update(BASE_ENV)
+    os.environ["GEMINI_BASE_URL"] = server.url
+    reset_clients()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def host(
+    emulator: emulator_module.Emulator, gemini_server: GeminiTestServer
+) -> Iterator[LocalHost]:
+    local = LocalHost(HOST_PORT, emulator, owns_emulator=False).start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture(autouse=True)
+def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts from an empty database, an empty Gemini script and base settings."""
+    if (
+        "emulator" in request.fixturenames
+        or "host" in request.fixturenames
+        or "world" in request.fixturenames
+    ):
+        request.getfixturevalue("emulator").reset()
+    if (
+        "gemini_server" in request.fixturenames
+        or "host" in request.fixturenames
+        or "world" in request.fixturenames
+    ):
+        request.getfixturevalue("gemini_server").reset()
+    yield
+    monkeypatch.undo()
+    reset_clients()
+
+
+@pytest.fixture
+def configure(monkeypatch: pytest.MonkeyPatch) -> object:
+    """Change settings for one test: `configure(RESEARCH_MAX_ACTIVE_RUNS="1")`."""
+
+    def apply(**env: str | None) -> None:
+        for name, value in env.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        reset_clients()
+
+    return apply
+
+
+@pytest.fixture
+def api(host: LocalHost) -> Api:
+    return Api(host.url)
+
+
+@pytest.fixture
+def world(api: Api, emulator: emulator_module.Emulator, gemini_server: GeminiTestServer) -> World:
+    return World(api, gemini_server)
+
+
+ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,159 @@
+"""A local HTTP server that speaks Gemini's REST protocol, scripted per test.
+
+`POST /{v1beta|v1}/models/{model}:generateContent` takes the next scripted reply: a JSON
+answer, an HTTP error status, a delay past the client's timeout, malformed JSON text,
+no candidate, or a finish reason other than STOP. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_PATH = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):generateContent$")
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    text: str | None = None
+    finish_reason: str = "STOP"
+    candidates: bool = True
+    delay_s: float = 0.0
+    usage: tuple[int, int] = (120, 40)
+    model_version: str = "gemini-test-001"
+    logprobs: list[tuple[str, float]] | None = None
+
+    def body(self) -> dict[str, Any]:
+        if self.status != 200:
+            return {
+                "error": {
+                    "code": self.status,
+                    "message": "scripted failure",
+                    "status": "UNAVAILABLE",
+                }
+            }
+        body: dict[str, Any] = {
+            "usageMetadata": {
+                "promptTokenCount": self.usage[0],
+                "candidatesTokenCount": self.usage[1],
+                "totalTokenCount": sum(self.usage),
+            },
+            "modelVersion": self.model_version,
+            "responseId": "test-response",
+        }
+        if self.candidates:
+            candidate: dict[str, Any] = {
+                "content": {"role": "model", "parts": [{"text": self.text or ""}]},
+                "finishReason": self.finish_reason,
+                "index": 0,
+            }
+            if self.logprobs is not None:
+                candidate["logprobsResult"] = {
+                    "chosenCandidates": [
+                        {"token": t, "logProbability": p} for t, p in self.logprobs
+                    ],
+                    "topCandidates": [],
+                }
+            body["candidates"] = [candidate]
+        return body
+
+
+@dataclass
+class Recorded:
+    model: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class GeminiTestServer:
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: ThreadingHTTPServer | None = None
+
+    # scripting -----------------------------------------------------------------
+    def answer_json(self, data: Any, **kwargs: Any) -> None:
+        self.replies.append(Reply(text=json.dumps(data), **kwargs))
+
+    def answer_text(self, text: str, **kwargs: Any) -> None:
+        self.replies.append(Reply(text=text, **kwargs))
+
+    def fail(self, status: int, times: int = 1) -> None:
+        self.replies.extend(Reply(status=status) for _ in range(times))
+
+    def stall(self, seconds: float, times: int = 1) -> None:
+        self.replies.extend(Reply(delay_s=seconds, text="{}") for _ in range(times))
+
+    def finish(self, reason: str, text: str = "{}") -> None:
+        self.replies.append(Reply(text=text, finish_reason=reason))
+
+    def no_candidates(self) -> None:
+        self.replies.append(Reply(candidates=False))
+
+    def reset(self) -> None:
+        with self.lock:
+            self.replies.clear()
+            self.requests.clear()
+
+    def _next(self, recorded: Recorded) -> Reply:
+        with self.lock:
+            self.requests.append(recorded)
+            if self.replies:
+                return self.replies.popleft()
+        return Reply(status=500)
+
+    # serving -------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> GeminiTestServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                match = _PATH.match(self.path.split("?")[0])
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if match is None:
+                    self._send(404, {"error": {"code": 404, "message": "unknown path"}})
+                    return
+                reply = owner._next(
+                    Recorded(match.group("model"), json.loads(raw), dict(self.headers))
+                )
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                self._send(reply.status, reply.body())
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
