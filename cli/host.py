@@ -47,6 +47,12 @@ def _http_view(entry: Entry) -> Callable[..., Any]:
 def _trigger_view(entry: Entry) -> Callable[[], Any]:
     def view() -> Any:
         event = from_http(dict(flask.request.headers), flask.request.get_data())
+        logs.info(
+            "Event delivered",
+            trigger=entry.name,
+            event_id=event["id"],
+            document=event.get("document"),
+        )
         getattr(main, entry.name)(event)
         return "OK"
 

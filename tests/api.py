@@ -100,3 +100,21 @@ def wait_for(check: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:
             return result
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def all_documents() -> dict[str, dict[str, Any]]:
+    """Every document in the emulator, by path: to show a request wrote nothing."""
+    from shared.clients import db
+
+    found: dict[str, dict[str, Any]] = {}
+
+    def walk(collections: Any) -> None:
+        for collection in collections:
+            for ref in collection.list_documents():
+                snapshot = ref.get()
+                if snapshot.exists:
+                    found[ref.path] = snapshot.to_dict()
+                walk(ref.collections())
+
+    walk(db().collections())
+    return found

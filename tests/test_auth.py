@@ -1,0 +1,127 @@
+"""Tokens, capabilities, selected tenants and roles, checked against the real emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.clients import db
+from tests.api import Api, World, admin, all_documents
+
+CREATE = "/research-api/conversations/create"
+
+
+@pytest.fixture
+def workspace(world: World) -> str:
+    return world.tenant()
+
+
+def create(api: Api, workspace: str, token: str | None, **headers: str):  # type: ignore[no-untyped-def]
+    return api.post(CREATE, {"workspace_id": workspace}, token, headers=headers or None)
+
+
+def assert_refused(reply, status: int, code: str) -> None:  # type: ignore[no-untyped-def]
+    assert reply.status_code == status, reply.text
+    body = reply.json()
+    assert body["code"] == code
+    assert body["request_id"] == reply.headers["x-request-id"]
+
+
+def test_a_member_token_with_the_capability_gets_through(
+    api: Api, world: World, workspace: str
+) -> None:
+    token = world.user(workspace, "ana", "member")
+    reply = create(api, workspace, token)
+    assert reply.status_code == 201, reply.text
+    assert reply.json()["workspace_id"] == workspace
+
+
+def test_no_token_is_401_and_writes_nothing(api: Api, workspace: str) -> None:
+    before = all_documents()
+    assert_refused(create(api, workspace, None), 401, "unauthenticated")
+    assert all_documents() == before
+
+
+@pytest.mark.parametrize("header", ["Bearer", "Basic abc", "Bearer evd_nonsense"])
+def test_a_malformed_or_unknown_token_is_401(api: Api, workspace: str, header: str) -> None:
+    assert_refused(create(api, workspace, None, Authorization=header), 401, "unauthenticated")
+
+
+def test_a_token_with_a_wrong_secret_is_401(api: Api, world: World, workspace: str) -> None:
+    token = world.user(workspace, "ana", "member")
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    assert_refused(create(api, workspace, forged), 401, "unauthenticated")
+
+
+def test_a_token_past_its_expiry_is_401(api: Api, world: World, workspace: str) -> None:
+    world.member(workspace, "ana", "member")
+    token, token_id = world.token("ana")
+    ref = db().collection("tokens").document(token_id)
+    ref.update({"token_expires_at": ref.get().get("created_at")})
+    assert_refused(create(api, workspace, token), 401, "unauthenticated")
+
+
+def test_a_revoked_token_is_401(api: Api, world: World, workspace: str) -> None:
+    world.member(workspace, "ana", "member")
+    token, token_id = world.token("ana")
+    assert create(api, workspace, token).status_code == 201
+    from cli.main import main
+
+    assert main(["admin", "token", "revoke", token_id]) == 0
+    assert_refused(create(api, workspace, token), 401, "unauthenticated")
+
+
+def test_a_token_without_the_capability_is_403_and_writes_nothing(
+    api: Api, world: World, workspace: str
+) -> None:
+    token = world.user(workspace, "ana", "member", capabilities=("agent:psychologist",))
+    before = all_documents()
+    assert_refused(create(api, workspace, token), 403, "forbidden")
+    assert all_documents() == before
+
+
+def test_a_tenant_outside_the_tokens_selection_is_403(
+    api: Api, world: World, workspace: str
+) -> None:
+    other = world.tenant()
+    token = world.user(workspace, "ana", "member", tenants=(other,))
+    world.member(other, "ana", "member")
+    assert_refused(create(api, workspace, token), 403, "forbidden")
+    assert create(api, other, token).status_code == 201
+
+
+def test_a_role_too_low_is_403(api: Api, world: World, workspace: str) -> None:
+    token = world.user(workspace, "vic", "viewer")
+    assert_refused(create(api, workspace, token), 403, "forbidden")
+
+
+def test_a_non_member_is_403(api: Api, world: World, workspace: str) -> None:
+    other = world.tenant()
+    token = world.user(other, "eve", "owner")
+    assert_refused(create(api, workspace, token), 403, "forbidden")
+
+
+def test_a_removed_member_loses_access_at_once(api: Api, world: World, workspace: str) -> None:
+    token = world.user(workspace, "ana", "member")
+    assert create(api, workspace, token).status_code == 201
+    from cli.main import main
+
+    assert main(["admin", "member", "remove", "--tenant", workspace, "--user", "ana"]) == 0
+    assert_refused(create(api, workspace, token), 403, "forbidden")
+
+
+def test_tokens_are_stored_only_as_hashes(world: World, workspace: str) -> None:
+    token, token_id = world.token("ana")
+    stored = db().collection("tokens").document(token_id).get().to_dict()
+    assert token not in str(stored)
+    assert token.rsplit("_", 1)[1] not in str(stored)
+    assert len(stored["hash"]) == 64
+
+
+def test_admin_refuses_a_workspace_id_that_is_not_a_uuid(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    assert main(["admin", "tenant", "create", "--kind", "workspace", "--id", "nope"]) == 1
+    assert "must be a UUID" in capsys.readouterr().err
+    assert admin("tenant", "create", "--kind", "project")["id"]
