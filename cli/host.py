@@ -44,7 +44,28 @@ def _http_view(entry: Entry) -> Callable[..., Any]:
     return view
 
 
-def _trigger_view(entry: Entry) -> Callable[[], Any]:
+class InFlight:
+    """How many trigger deliveries are being handled, so a caller can wait for quiet."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._count += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout=timeout)
+
+
+def _trigger_view(entry: Entry, in_flight: InFlight) -> Callable[[], Any]:
     def view() -> Any:
         event = from_http(dict(flask.request.headers), flask.request.get_data())
         logs.info(
@@ -53,7 +74,8 @@ def _trigger_view(entry: Entry) -> Callable[[], Any]:
             event_id=event["id"],
             document=event.get("document"),
         )
-        getattr(main, entry.name)(event)
+        with in_flight:
+            getattr(main, entry.name)(event)
         return "OK"
 
     view.__name__ = entry.name
@@ -70,7 +92,7 @@ def _error(error: HTTPException) -> flask.Response:
     return response
 
 
-def build_app(project_id: str) -> flask.Flask:
+def build_app(project_id: str, in_flight: InFlight) -> flask.Flask:
     app = flask.Flask("evidencia")
     for entry in http_entries():
         assert entry.route is not None
@@ -84,7 +106,7 @@ def build_app(project_id: str) -> flask.Flask:
         app.add_url_rule(
             f"/functions/projects/{project_id}/triggers/{entry.name}",
             endpoint=entry.name,
-            view_func=_trigger_view(entry),
+            view_func=_trigger_view(entry, in_flight),
             methods=["POST"],
         )
     app.add_url_rule(
@@ -109,8 +131,9 @@ class LocalHost:
         self.port = port
         self.emulator = emulator
         self.owns_emulator = owns_emulator
+        self.in_flight = InFlight()
         self.server: BaseWSGIServer = make_server(
-            "127.0.0.1", port, build_app(emulator.project_id), threaded=True
+            "127.0.0.1", port, build_app(emulator.project_id, self.in_flight), threaded=True
         )
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

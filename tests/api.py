@@ -50,7 +50,10 @@ def admin(*args: str) -> dict[str, Any]:
     with contextlib.redirect_stdout(out):
         code = evidencia(["admin", *args, "--json"])
     assert code == 0, out.getvalue()
-    parsed: dict[str, Any] = json.loads(out.getvalue())
+    printed = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+    outputs = [line for line in printed if "severity" not in line]
+    assert len(outputs) == 1, out.getvalue()
+    parsed: dict[str, Any] = outputs[0]
     return parsed
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,20 +67,16 @@ def host(
 
 @pytest.fixture(autouse=True)
 def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test starts from an empty database, an empty Gemini script and base settings."""
-    if (
-        "emulator" in request.fixturenames
-        or "host" in request.fixturenames
-        or "world" in request.fixturenames
-    ):
+    """Each test starts from an empty database, an empty Gemini script and base settings,
+    and ends once the triggers it caused have finished."""
+    if "emulator" in request.fixturenames:
         request.getfixturevalue("emulator").reset()
-    if (
-        "gemini_server" in request.fixturenames
-        or "host" in request.fixturenames
-        or "world" in request.fixturenames
-    ):
+    if "gemini_server" in request.fixturenames:
         request.getfixturevalue("gemini_server").reset()
     yield
+    if "host" in request.fixturenames:
+        time.sleep(0.2)  # let the emulator hand over the events of the test's last writes
+        assert request.getfixturevalue("host").in_flight.wait_idle(timeout=30)
     monkeypatch.undo()
     reset_clients()
 

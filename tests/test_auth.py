@@ -15,11 +15,11 @@ def workspace(world: World) -> str:
     return world.tenant()
 
 
-def create(api: Api, workspace: str, token: str | None, **headers: str):  # type: ignore[no-untyped-def]
+def create(api: Api, workspace: str, token: str | None, **headers: str):
     return api.post(CREATE, {"workspace_id": workspace}, token, headers=headers or None)
 
 
-def assert_refused(reply, status: int, code: str) -> None:  # type: ignore[no-untyped-def]
+def assert_refused(reply, status: int, code: str) -> None:
     assert reply.status_code == status, reply.text
     body = reply.json()
     assert body["code"] == code

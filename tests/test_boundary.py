@@ -19,7 +19,7 @@ def member(world: World) -> tuple[str, str]:
     return workspace, world.user(workspace, "ana", "member")
 
 
-def assert_error(reply, status: int, code: str) -> dict:  # type: ignore[no-untyped-def]
+def assert_error(reply, status: int, code: str) -> dict:
     assert reply.status_code == status, reply.text
     body = reply.json()
     assert issues_for("error", body) == []

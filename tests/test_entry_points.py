@@ -30,7 +30,7 @@ def imports_after(name: str) -> set[str]:
 
 
 @pytest.mark.parametrize("entry", http_entries(), ids=lambda e: e.name)
-def test_an_http_entry_point_does_not_import_gemini(entry) -> None:  # type: ignore[no-untyped-def]
+def test_an_http_entry_point_does_not_import_gemini(entry) -> None:
     assert "google.genai" not in imports_after(entry.name)
 
 
@@ -79,7 +79,7 @@ def first_answer(url: str, **kwargs: object) -> requests.Response:
     deadline = time.monotonic() + 30
     while True:
         try:
-            return requests.post(url, timeout=10, **kwargs)  # type: ignore[arg-type]
+            return requests.post(url, timeout=10, **kwargs)
         except requests.ConnectionError:
             if time.monotonic() > deadline:
                 raise

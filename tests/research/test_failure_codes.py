@@ -12,7 +12,7 @@ from tests.research.conftest import Research
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
 
-def failed_with(research: Research, code: str, **ask: object) -> dict:  # type: ignore[type-arg]
+def failed_with(research: Research, code: str, **ask: object) -> dict:
     asked = research.ask(**ask)
     assert asked.status_code == 202, asked.text
     body = research.settled(asked.json()["run"]["id"])
@@ -24,7 +24,7 @@ def failed_with(research: Research, code: str, **ask: object) -> dict:  # type: 
     return body
 
 
-def stored_run(research: Research, run_id: str) -> dict:  # type: ignore[type-arg]
+def stored_run(research: Research, run_id: str) -> dict:
     return db().document(f"workspaces/{research.workspace}/runs/{run_id}").get().to_dict()
 
 
@@ -32,7 +32,7 @@ def processing(research: Research, run_id: str) -> bool:
     return stored_run(research, run_id)["status"] == "processing"
 
 
-def test_not_configured_without_gemini_credentials(research: Research, configure) -> None:  # type: ignore[no-untyped-def]
+def test_not_configured_without_gemini_credentials(research: Research, configure) -> None:
     configure(GEMINI_API_KEY=None, GOOGLE_API_KEY=None)
     body = failed_with(research, "not_configured")
     assert body["availability"]["configured"] is False
@@ -41,7 +41,7 @@ def test_not_configured_without_gemini_credentials(research: Research, configure
 
 def test_budget_exhausted_once_the_workspace_spent_its_tokens(
     research: Research, configure
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     configure(RESEARCH_WORKSPACE_TOKEN_BUDGET="150")
     research.world.gemini.answer_json(research.answer(), usage=(120, 40))
     first = research.settled(research.ask().json()["run"]["id"])
@@ -106,7 +106,7 @@ def test_context_changed_when_evidence_changes_while_processing(research: Resear
     assert research.settled(run_id)["run"]["failure_code"] == "context_changed"
 
 
-def test_input_too_large_instead_of_sampling_the_evidence(research: Research, configure) -> None:  # type: ignore[no-untyped-def]
+def test_input_too_large_instead_of_sampling_the_evidence(research: Research, configure) -> None:
     configure(RESEARCH_INPUT_TOKEN_BUDGET="100")
     failed_with(research, "input_too_large")
     assert research.world.gemini.requests == []
@@ -121,7 +121,7 @@ def test_provider_unavailable_after_bounded_retries(research: Research, status: 
 
 def test_provider_unavailable_when_gemini_answers_past_the_timeout(
     research: Research, configure
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     configure(GEMINI_TIMEOUT_MS="300", GEMINI_ATTEMPTS="2")
     research.world.gemini.stall(1.0, times=2)
     failed_with(research, "provider_unavailable")
@@ -204,7 +204,7 @@ def test_invalid_output_when_a_sentiment_run_labels_nothing(research: Research) 
     failed_with(research, "invalid_output", request_kind="sentiment")
 
 
-def test_conversation_full_once_the_run_limit_is_reached(research: Research, configure) -> None:  # type: ignore[no-untyped-def]
+def test_conversation_full_once_the_run_limit_is_reached(research: Research, configure) -> None:
     configure(RESEARCH_MAX_RUNS_PER_CONVERSATION="1")
     research.world.gemini.answer_json(research.answer())
     assert research.settled(research.ask().json()["run"]["id"])["run"]["status"] == "completed"
