@@ -236,3 +236,17 @@ def test_gemini_gets_the_answer_schema_derived_from_the_contract(research: Resea
     assert "pattern" not in json.dumps(schema)
     assert sent.model == "gemini-test"
     assert "untrusted data" in sent.body["systemInstruction"]["parts"][0]["text"]
+
+
+def test_the_next_delivery_settles_a_run_whose_lease_passed(research: Research) -> None:
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask().json()["run"]["id"]
+    research.settled(run_id)
+    ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
+    ref.update({"status": "processing", "message": None, "lease_until": ref.get().get("created_at")})
+    data, headers = emulator_style_event(f"workspaces/{research.workspace}/runs/{run_id}")
+    url = f"{research.api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
+    assert requests.post(url, data=data, headers=headers, timeout=10).status_code == 200
+    stored = ref.get().to_dict()
+    assert (stored["status"], stored["failure_code"]) == ("failed", "generation_unconfirmed")
+    assert len(research.world.gemini.requests) == 1

@@ -1,0 +1,145 @@
+"""`evidencia serve`, `evidencia admin` and `evidencia openapi` as an operator runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from cli.emulator import free_port
+from cli.openapi import render
+from shared.validation import SCHEMAS_DIR
+from tests.api import admin
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIDENCIA = Path(sys.executable).with_name("evidencia")
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+
+
+def test_the_committed_openapi_document_is_current() -> None:
+    assert (SCHEMAS_DIR / "openapi.json").read_text(encoding="utf-8") == render(), (
+        "schemas/openapi.json is stale: run 'make openapi'"
+    )
+
+
+def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    env.pop("GEMINI_API_KEY", None)
+    process = subprocess.Popen(
+        [str(EVIDENCIA), "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    try:
+        while not any(line.startswith("FIRESTORE_EMULATOR_HOST=") for line in lines):
+            line = process.stdout.readline()
+            assert line, "serve exited early: " + "".join(lines)
+            lines.append(line)
+        lines.append(process.stdout.readline())
+        emulator_host = (
+            next(x for x in lines if x.startswith("FIRESTORE_EMULATOR_HOST="))
+            .split("=", 1)[1]
+            .strip()
+        )
+        assert f"Evidencia local host: http://127.0.0.1:{port}\n" in lines
+        assert "Gemini: not configured (runs fail not_configured)\n" in lines
+        assert answers(f"http://127.0.0.1:{port}/openapi.json")
+
+        found = subprocess.run(
+            [str(EVIDENCIA), "admin", "tenant", "create", "--kind", "org", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        org = json.loads(found.stdout)["id"]
+        probe = urllib.request.Request(
+            f"http://{emulator_host}/v1/projects/demo-evidencia/databases/(default)/documents/orgs/{org}",
+            headers={"Authorization": "Bearer owner"},
+        )
+        with urllib.request.urlopen(probe, timeout=5) as reply:
+            assert reply.status == 200, "admin wrote into the emulator that serve started"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    time.sleep(0.5)
+    assert not answers(f"http://{emulator_host}/"), "the emulator stopped with serve"
+    assert not answers(f"http://127.0.0.1:{port}/openapi.json")
+    assert not (tmp_path / f"evidencia-serve-{os.getuid()}.json").exists()
+
+
+def test_token_create_prints_the_token_once_with_its_id(emulator: object) -> None:
+    created = admin(
+        "token",
+        "create",
+        "--user",
+        "ana",
+        "--class",
+        "user_session",
+        "--capability",
+        "agent:research",
+        "--expires-in",
+        "2h",
+    )
+    assert created["token"].startswith(f"evd_{created['token_id']}_")
+
+
+def test_member_add_refuses_an_unknown_tenant(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    assert (
+        main(["admin", "member", "add", "--tenant", "nope", "--user", "u", "--role", "viewer"]) == 1
+    )
+    assert "No workspace, project or org" in capsys.readouterr().err
+
+
+def test_an_unparseable_duration_is_refused(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(
+            [
+                "admin",
+                "token",
+                "create",
+                "--user",
+                "u",
+                "--class",
+                "user_session",
+                "--capability",
+                "agent:research",
+                "--expires-in",
+                "soon",
+            ]
+        )
+    assert "is not a duration" in capsys.readouterr().err
