@@ -243,7 +243,9 @@ def test_the_next_delivery_settles_a_run_whose_lease_passed(research: Research) 
     run_id = research.ask().json()["run"]["id"]
     research.settled(run_id)
     ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
-    ref.update({"status": "processing", "message": None, "lease_until": ref.get().get("created_at")})
+    ref.update(
+        {"status": "processing", "message": None, "lease_until": ref.get().get("created_at")}
+    )
     data, headers = emulator_style_event(f"workspaces/{research.workspace}/runs/{run_id}")
     url = f"{research.api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
     assert requests.post(url, data=data, headers=headers, timeout=10).status_code == 200
