@@ -30,35 +30,38 @@ def free_port() -> int:
         return port
 
 
-def _sdk_roots() -> list[Path]:
-    roots: list[Path] = []
-    gcloud = shutil.which("gcloud")
-    if gcloud:
-        roots.append(Path(gcloud).resolve().parent.parent)
-        try:
-            printed = subprocess.run(
-                [gcloud, "info", "--format=value(installation.sdk_root)"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            ).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            printed = ""
-        if printed:
-            roots.append(Path(printed))
-    return roots
+def _gcloud_sdk_root(gcloud: str) -> Path | None:
+    try:
+        printed = subprocess.run(
+            [gcloud, "info", "--format=value(installation.sdk_root)"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(printed) if printed else None
 
 
 def find_jar() -> Path:
-    """The emulator jar: `FIRESTORE_EMULATOR_JAR`, else under the Cloud SDK `gcloud` belongs to."""
+    """The emulator jar: `FIRESTORE_EMULATOR_JAR`, else under the Cloud SDK `gcloud` belongs to.
+
+    The SDK root is where `gcloud` resolves to (fast); `gcloud info` is asked only when
+    that layout does not hold the jar.
+    """
     override = os.environ.get("FIRESTORE_EMULATOR_JAR")
     if override:
         if Path(override).is_file():
             return Path(override)
         raise EmulatorError(f"FIRESTORE_EMULATOR_JAR points at {override}, which is not a file.")
-    for root in _sdk_roots():
-        if (root / JAR_IN_SDK).is_file():
+    gcloud = shutil.which("gcloud")
+    if gcloud:
+        jar = Path(gcloud).resolve().parent.parent / JAR_IN_SDK
+        if jar.is_file():
+            return jar
+        root = _gcloud_sdk_root(gcloud)
+        if root is not None and (root / JAR_IN_SDK).is_file():
             return root / JAR_IN_SDK
     raise EmulatorError(
         "The Cloud Firestore emulator jar was not found. Install the Google Cloud SDK and run "

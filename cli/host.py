@@ -22,7 +22,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 import main
 from cli import emulator as emulator_module
-from functions.registry import ENTRIES, Entry, http_entries, trigger_entries
+from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
 from shared import logs
 from shared.errors import ApiError, ErrorCode
 from shared.http import request_id_of
@@ -124,18 +124,55 @@ def register_triggers(emulator: emulator_module.Emulator) -> None:
         emulator.register_trigger(entry.name, entry.document)
 
 
+class Scheduler:
+    """Runs every scheduled entry point (Cloud Scheduler's job in production) on an interval."""
+
+    def __init__(self, app: flask.Flask, interval_s: float) -> None:
+        self.app = app
+        self.interval_s = interval_s
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def start(self) -> None:
+        if self.interval_s > 0 and scheduled_entries():
+            self.thread.start()
+
+    def _loop(self) -> None:
+        client = self.app.test_client()
+        while not self.stopped.wait(self.interval_s):
+            for entry in scheduled_entries():
+                assert entry.route is not None
+                client.post(entry.route)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=30)
+
+
 class LocalHost:
     """The app on a werkzeug server in a background thread, with its emulator."""
 
-    def __init__(self, port: int, emulator: emulator_module.Emulator, owns_emulator: bool) -> None:
+    def __init__(
+        self,
+        port: int,
+        emulator: emulator_module.Emulator,
+        owns_emulator: bool,
+        schedule_interval_s: float | None = None,
+    ) -> None:
+        from shared.config import settings
+
         self.port = port
         self.emulator = emulator
         self.owns_emulator = owns_emulator
         self.in_flight = InFlight()
-        self.server: BaseWSGIServer = make_server(
-            "127.0.0.1", port, build_app(emulator.project_id, self.in_flight), threaded=True
-        )
+        app = build_app(emulator.project_id, self.in_flight)
+        self.server: BaseWSGIServer = make_server("127.0.0.1", port, app, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        interval = (
+            settings().schedule_interval_s if schedule_interval_s is None else schedule_interval_s
+        )
+        self.scheduler = Scheduler(app, interval)
 
     @property
     def url(self) -> str:
@@ -144,9 +181,11 @@ class LocalHost:
     def start(self) -> LocalHost:
         register_triggers(self.emulator)
         self.thread.start()
+        self.scheduler.start()
         return self
 
     def stop(self) -> None:
+        self.scheduler.stop()
         self.server.shutdown()
         self.thread.join(timeout=10)
         self.server.server_close()

@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from functions.registry import Entry, http_entries
+from functions.registry import Entry, Operation, http_entries
 from shared.validation import SCHEMAS_DIR, load_schema
 
 TARGET = SCHEMAS_DIR / "openapi.json"
@@ -57,10 +57,10 @@ def _json_content(schema_name: str, used: set[str]) -> dict[str, Any]:
     return {"application/json": {"schema": _ref(schema_name, used)}}
 
 
-def _parameters(entry: Entry) -> list[dict[str, Any]]:
-    if entry.params_schema is None:
+def _parameters(entry: Entry, operation: Operation) -> list[dict[str, Any]]:
+    if operation.params_schema is None:
         return []
-    schema = load_schema(entry.params_schema)
+    schema = load_schema(operation.params_schema)
     in_path = set(re.findall(r"\{(\w+)\}", entry.route or ""))
     required = set(schema.get("required", []))
     return [
@@ -74,26 +74,33 @@ def _parameters(entry: Entry) -> list[dict[str, Any]]:
     ]
 
 
-def _operation(entry: Entry, used: set[str]) -> dict[str, Any]:
-    responses: dict[str, Any] = {str(entry.success_status): {"description": "Success"}}
-    if entry.response_schema:
-        responses[str(entry.success_status)]["content"] = _json_content(entry.response_schema, used)
+def _operation_id(entry: Entry, operation: Operation) -> str:
+    if len(entry.operations) == 1:
+        return entry.name
+    return f"{entry.name}_{operation.method.lower()}"
+
+
+def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, Any]:
+    success = str(operation.success_status)
+    responses: dict[str, Any] = {success: {"description": "Success"}}
+    if operation.response_schema:
+        responses[success]["content"] = _json_content(operation.response_schema, used)
     for status, description in ERRORS.items():
         responses[status] = {"description": description, "content": _json_content("error", used)}
-    operation: dict[str, Any] = {
-        "operationId": entry.name,
-        "summary": entry.summary,
+    spec: dict[str, Any] = {
+        "operationId": _operation_id(entry, operation),
+        "summary": operation.summary or entry.summary,
         "tags": [entry.tag],
         "security": [{"bearer": []}],
-        "parameters": _parameters(entry),
+        "parameters": _parameters(entry, operation),
         "responses": responses,
     }
-    if entry.request_schema:
-        operation["requestBody"] = {
+    if operation.request_schema:
+        spec["requestBody"] = {
             "required": True,
-            "content": _json_content(entry.request_schema, used),
+            "content": _json_content(operation.request_schema, used),
         }
-    return operation
+    return spec
 
 
 def build() -> dict[str, Any]:
@@ -101,8 +108,10 @@ def build() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for entry in http_entries():
         assert entry.route is not None
-        assert entry.method is not None
-        paths.setdefault(entry.route, {})[entry.method.lower()] = _operation(entry, used)
+        for operation in entry.operations:
+            paths.setdefault(entry.route, {})[operation.method.lower()] = _operation(
+                entry, operation, used
+            )
     components: dict[str, Any] = {}
     pending = sorted(used)
     while pending:

@@ -10,23 +10,38 @@ from typing import Literal
 
 
 @dataclass(frozen=True)
+class Operation:
+    """One method served at an HTTP entry point's route, with its published schemas."""
+
+    method: str
+    summary: str = ""
+    """Defaults to the entry's summary."""
+    request_schema: str | None = None
+    params_schema: str | None = None
+    """Path and query parameters, as one object."""
+    response_schema: str | None = None
+    success_status: int = 200
+
+
+@dataclass(frozen=True)
 class Entry:
     name: str
     """The function name: the attribute of `main` and the deployed function's name."""
     kind: Literal["http", "trigger"]
     module: str
     summary: str
-    method: str | None = None
+    tag: str
     route: str | None = None
     """Public path pattern of an HTTP entry point, with `{param}` placeholders."""
+    operations: tuple[Operation, ...] = ()
     document: str | None = None
     """Document path pattern whose creation runs a trigger."""
-    request_schema: str | None = None
-    params_schema: str | None = None
-    response_schema: str | None = None
-    success_status: int = 200
     calls_gemini: bool = False
-    tag: str = ""
+    schedule: str | None = None
+    """Cron schedule for an HTTP entry point that Cloud Scheduler calls."""
+
+    def operation(self, method: str) -> Operation:
+        return next(op for op in self.operations if op.method == method)
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -35,68 +50,92 @@ ENTRIES: tuple[Entry, ...] = (
         kind="http",
         module="functions.research.conversation_create",
         summary="Create a conversation in a workspace",
-        method="POST",
-        route="/research-api/conversations/create",
-        request_schema="research/conversation_create.request",
-        response_schema="research/conversation",
-        success_status=201,
         tag="research",
+        route="/research-api/conversations/create",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/conversation_create.request",
+                response_schema="research/conversation",
+                success_status=201,
+            ),
+        ),
     ),
     Entry(
         name="research_evidence_upsert",
         kind="http",
         module="functions.research.evidence_upsert",
         summary="Add or change evidence items of a conversation",
-        method="POST",
-        route="/research-api/evidence/upsert",
-        request_schema="research/evidence_upsert.request",
-        response_schema="research/evidence_upsert.response",
         tag="research",
+        route="/research-api/evidence/upsert",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/evidence_upsert.request",
+                response_schema="research/evidence_upsert.response",
+            ),
+        ),
     ),
     Entry(
         name="research_evidence_remove",
         kind="http",
         module="functions.research.evidence_remove",
         summary="Remove evidence items from a conversation",
-        method="POST",
-        route="/research-api/evidence/remove",
-        request_schema="research/evidence_remove.request",
-        response_schema="research/evidence_remove.response",
         tag="research",
+        route="/research-api/evidence/remove",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/evidence_remove.request",
+                response_schema="research/evidence_remove.response",
+            ),
+        ),
     ),
     Entry(
         name="research_ask",
         kind="http",
         module="functions.research.ask",
         summary="Queue a cited analysis run over a conversation's evidence",
-        method="POST",
-        route="/research-api/assistant/ask",
-        request_schema="research/ask.request",
-        response_schema="research/ask.response",
-        success_status=202,
         tag="research",
+        route="/research-api/assistant/ask",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/ask.request",
+                response_schema="research/ask.response",
+                success_status=202,
+            ),
+        ),
     ),
     Entry(
         name="research_status",
         kind="http",
         module="functions.research.status",
         summary="Read a run's state and its cited, untrusted output; never regenerates",
-        method="POST",
-        route="/research-api/assistant/status",
-        request_schema="research/status.request",
-        response_schema="research/status.response",
         tag="research",
+        route="/research-api/assistant/status",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/status.request",
+                response_schema="research/status.response",
+            ),
+        ),
     ),
     Entry(
         name="research_cancel",
         kind="http",
         module="functions.research.cancel",
         summary="Cancel a queued or processing run",
-        method="POST",
-        route="/research-api/assistant/cancel",
-        request_schema="research/cancel.request",
-        response_schema="research/cancel.response",
         tag="research",
+        route="/research-api/assistant/cancel",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="research/cancel.request",
+                response_schema="research/cancel.response",
+            ),
+        ),
     ),
     Entry(
         name="research_run_worker",
@@ -106,6 +145,127 @@ ENTRIES: tuple[Entry, ...] = (
         document="workspaces/{workspaceId}/runs/{runId}",
         calls_gemini=True,
         tag="research",
+    ),
+    Entry(
+        name="psychologist_session_events",
+        kind="http",
+        module="functions.psychologist.session_events",
+        summary="Ingest a session's events, or read cited events for audit",
+        tag="psychologist",
+        route="/projects/{projectId}/sessions/{sessionId}/events",
+        operations=(
+            Operation(
+                "POST",
+                "Ingest a batch of at most 500 events; idempotent per event id",
+                request_schema="psychologist/events.request",
+                params_schema="psychologist/session.params",
+                response_schema="psychologist/events.response",
+            ),
+            Operation(
+                "GET",
+                "Read the events with the given ids, for audit",
+                params_schema="psychologist/events_audit.params",
+                response_schema="psychologist/events_audit.response",
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_session_end",
+        kind="http",
+        module="functions.psychologist.session_end",
+        summary="End a session; an abnormal end queues an analysis",
+        tag="psychologist",
+        route="/projects/{projectId}/sessions/{sessionId}/end",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="psychologist/session_end.request",
+                params_schema="psychologist/session.params",
+                response_schema="psychologist/session",
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_analysis_create",
+        kind="http",
+        module="functions.psychologist.analysis_create",
+        summary="Queue an analysis of a session",
+        tag="psychologist",
+        route="/projects/{projectId}/analyses",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="psychologist/analysis_create.request",
+                params_schema="psychologist/project.params",
+                response_schema="psychologist/analysis",
+                success_status=202,
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_analysis_get",
+        kind="http",
+        module="functions.psychologist.analysis_get",
+        summary="Read an analysis: status, counts, token use and rejected hypotheses",
+        tag="psychologist",
+        route="/projects/{projectId}/analyses/{analysisId}",
+        operations=(
+            Operation(
+                "GET",
+                params_schema="psychologist/analysis.params",
+                response_schema="psychologist/analysis",
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_hypotheses_list",
+        kind="http",
+        module="functions.psychologist.hypotheses_list",
+        summary="List the Psychologist's hypotheses about agents, newest first",
+        tag="psychologist",
+        route="/projects/{projectId}/hypotheses",
+        operations=(
+            Operation(
+                "GET",
+                params_schema="psychologist/hypotheses.params",
+                response_schema="psychologist/hypotheses.response",
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_hypothesis_decision",
+        kind="http",
+        module="functions.psychologist.hypothesis_decision",
+        summary="Accept or dismiss a hypothesis",
+        tag="psychologist",
+        route="/projects/{projectId}/hypotheses/{hypothesisId}/decision",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="psychologist/decision.request",
+                params_schema="psychologist/decision.params",
+                response_schema="psychologist/hypothesis",
+            ),
+        ),
+    ),
+    Entry(
+        name="psychologist_sweep",
+        kind="http",
+        module="functions.psychologist.sweep",
+        summary="End sessions silent past the heartbeat timeout (Cloud Scheduler)",
+        tag="psychologist",
+        route="/internal/psychologist/sweep",
+        operations=(Operation("POST"),),
+        schedule="* * * * *",
+    ),
+    Entry(
+        name="psychologist_analysis_worker",
+        kind="trigger",
+        module="functions.psychologist.analysis_worker",
+        summary="Claim a created analysis, ground it in signals, ask Gemini, check, store",
+        tag="psychologist",
+        document="projects/{projectId}/analyses/{analysisId}",
+        calls_gemini=True,
     ),
 )
 
@@ -118,3 +278,7 @@ def http_entries() -> tuple[Entry, ...]:
 
 def trigger_entries() -> tuple[Entry, ...]:
     return tuple(entry for entry in ENTRIES if entry.kind == "trigger")
+
+
+def scheduled_entries() -> tuple[Entry, ...]:
+    return tuple(entry for entry in ENTRIES if entry.schedule is not None)

@@ -45,6 +45,12 @@ class Settings:
     research_workspace_token_budget: int
     research_lease_seconds: int
     retention_hours: int
+    psychologist_event_retention_hours: int
+    psychologist_heartbeat_timeout_s: int
+    psychologist_input_token_budget: int
+    psychologist_output_token_limit: int
+    psychologist_lease_seconds: int
+    schedule_interval_s: float
 
     @property
     def gemini_configured(self) -> bool:
@@ -77,6 +83,12 @@ def load_settings() -> Settings:
         research_workspace_token_budget=_int("RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000),
         research_lease_seconds=_int("RESEARCH_LEASE_SECONDS", 300),
         retention_hours=24,
+        psychologist_event_retention_hours=_int("PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
+        psychologist_heartbeat_timeout_s=_int("PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300),
+        psychologist_input_token_budget=_int("PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000),
+        psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
+        psychologist_lease_seconds=_int("PSYCHOLOGIST_LEASE_SECONDS", 900),
+        schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
     )
 
 

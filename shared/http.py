@@ -44,7 +44,6 @@ class Endpoint:
     params_schema: str | None = None
     route: str | None = None
     classes: frozenset[auth.CredentialClass] = auth.USER_CLASSES
-    success_status: int = 200
 
 
 @dataclass(frozen=True)
@@ -158,12 +157,6 @@ def default_authorizer(
 def _prepare(
     request: flask.Request, endpoint: Endpoint, request_id: str, authorizer: Authorizer
 ) -> Call:
-    if request.method != endpoint.method:
-        raise ApiError(
-            ErrorCode.METHOD_NOT_ALLOWED,
-            f"Use {endpoint.method} for this operation.",
-            headers={"Allow": endpoint.method},
-        )
     body = _read_json_body(request) if endpoint.method in ("POST", "PUT") else {}
     token = auth.bearer_token(request.headers.get("Authorization"))
     params = _params(request, endpoint)
@@ -184,6 +177,27 @@ def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Res
     return response
 
 
+@dataclass(frozen=True)
+class Route:
+    """What serves one method of an entry point."""
+
+    endpoint: Endpoint
+    handler: Callable[[Call], Reply]
+    authorizer: Authorizer = default_authorizer
+
+
+def _route_for(request: flask.Request, routes: dict[str, Route]) -> Route:
+    route = routes.get(request.method)
+    if route is None:
+        allowed = ", ".join(sorted(routes))
+        raise ApiError(
+            ErrorCode.METHOD_NOT_ALLOWED,
+            f"Use {allowed} for this operation.",
+            headers={"Allow": allowed},
+        )
+    return route
+
+
 def handle(
     request: flask.Request,
     endpoint: Endpoint,
@@ -191,10 +205,39 @@ def handle(
     authorizer: Authorizer = default_authorizer,
 ) -> flask.Response:
     """Run one request through the boundary and the domain handler."""
+    return handle_methods(request, {endpoint.method: Route(endpoint, handler, authorizer)})
+
+
+def handle_methods(request: flask.Request, routes: dict[str, Route]) -> flask.Response:
+    """Like `handle`, for an entry point that serves several methods at one route."""
+
+    def produce(request_id: str) -> Reply:
+        route = _route_for(request, routes)
+        return route.handler(_prepare(request, route.endpoint, request_id, route.authorizer))
+
+    return _respond(request, produce)
+
+
+def handle_scheduled(request: flask.Request, job: Callable[[str], Reply]) -> flask.Response:
+    """A job that Cloud Scheduler calls with POST and no body. It has no bearer token:
+    the deployed function admits only the scheduler's service account (IAM), and it is
+    never routed publicly."""
+
+    def produce(request_id: str) -> Reply:
+        if request.method != "POST":
+            raise ApiError(
+                ErrorCode.METHOD_NOT_ALLOWED, "Use POST for this job.", headers={"Allow": "POST"}
+            )
+        return job(request_id)
+
+    return _respond(request, produce)
+
+
+def _respond(request: flask.Request, produce: Callable[[str], Reply]) -> flask.Response:
     started = time.perf_counter()
     request_id = request_id_of(request)
     try:
-        reply = handler(_prepare(request, endpoint, request_id, authorizer))
+        reply = produce(request_id)
         response = _json_response(reply.body, reply.status, reply.headers)
     except ApiError as error:
         response = _json_response(error.body(request_id), error.status, error.headers)

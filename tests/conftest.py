@@ -58,7 +58,7 @@ def gemini_server() -> Iterator[GeminiTestServer]:
 def host(
     emulator: emulator_module.Emulator, gemini_server: GeminiTestServer
 ) -> Iterator[LocalHost]:
-    local = LocalHost(HOST_PORT, emulator, owns_emulator=False).start()
+    local = LocalHost(HOST_PORT, emulator, owns_emulator=False, schedule_interval_s=0).start()
     try:
         yield local
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,35 +76,44 @@ def served(emulator: Emulator) -> Iterator[dict[str, str]]:
             process.wait(timeout=10)
 
 
-def first_answer(url: str, **kwargs: object) -> requests.Response:
+def first_answer(method: str, url: str, **kwargs: object) -> requests.Response:
     deadline = time.monotonic() + 30
     while True:
         try:
-            return requests.post(url, timeout=10, **kwargs)
+            return requests.request(method, url, timeout=10, **kwargs)  # type: ignore[arg-type]
         except requests.ConnectionError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 
 
+def filled(route: str) -> str:
+    return re.sub(r"\{\w+\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
+
+
 def test_functions_framework_serves_every_registered_name(served: dict[str, str]) -> None:
+    event_headers = {
+        "ce-id": "1",
+        "ce-specversion": "1.0",
+        "ce-source": "test",
+        "ce-type": "google.cloud.firestore.document.v1.created",
+        "ce-document": "elsewhere/x",
+        "Content-Type": "application/protobuf",
+    }
     for entry in ENTRIES:
         url = served[entry.name]
-        if entry.kind == "http":
-            reply = first_answer(url + (entry.route or "/"), json={})
-            assert reply.status_code == 401, (entry.name, reply.text)
-            assert reply.json()["code"] == "unauthenticated"
-        else:
-            event_headers = {
-                "ce-id": "1",
-                "ce-specversion": "1.0",
-                "ce-source": "test",
-                "ce-type": "google.cloud.firestore.document.v1.created",
-                "ce-document": "elsewhere/x",
-                "Content-Type": "application/protobuf",
-            }
-            reply = first_answer(url, data=b"", headers=event_headers)
+        if entry.kind == "trigger":
+            reply = first_answer("POST", url, data=b"", headers=event_headers)
             assert reply.status_code == 200, (entry.name, reply.text)
+        elif entry.schedule is not None:
+            reply = first_answer("POST", url + filled(entry.route or "/"))
+            assert reply.status_code == 200, (entry.name, reply.text)
+        else:
+            for operation in entry.operations:
+                kwargs = {"json": {}} if operation.method == "POST" else {}
+                reply = first_answer(operation.method, url + filled(entry.route or "/"), **kwargs)
+                assert reply.status_code == 401, (entry.name, reply.text)
+                assert reply.json()["code"] == "unauthenticated"
 
 
 def test_create_app_test_client_serves_the_status_contract(world: World) -> None:

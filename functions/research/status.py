@@ -7,10 +7,10 @@ import functions_framework
 from flask.typing import ResponseReturnValue
 
 from functions.research import service
-from functions.research.endpoints import endpoint
+from functions.research.access import research_endpoint
 from shared.http import handle
 
-ENDPOINT = endpoint("research_status", role="viewer")
+ENDPOINT = research_endpoint("research_status", role="viewer")
 
 
 @functions_framework.http

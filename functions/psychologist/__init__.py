@@ -1,0 +1,1 @@
+"""The Psychologist: agent session logs in, cited hypotheses about agents out."""

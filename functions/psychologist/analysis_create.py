@@ -1,0 +1,18 @@
+"""POST /projects/{projectId}/analyses: queue an analysis; its creation starts the worker."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.psychologist import service
+from functions.psychologist.access import psychologist_endpoint
+from shared.http import handle
+
+ENDPOINT = psychologist_endpoint("psychologist_analysis_create", role="member")
+
+
+@functions_framework.http
+def psychologist_analysis_create(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.create_analysis)

@@ -1,0 +1,18 @@
+"""POST /projects/{projectId}/hypotheses/{hypothesisId}/decision: accept or dismiss."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.psychologist import service
+from functions.psychologist.access import psychologist_endpoint
+from shared.http import handle
+
+ENDPOINT = psychologist_endpoint("psychologist_hypothesis_decision", role="admin")
+
+
+@functions_framework.http
+def psychologist_hypothesis_decision(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.decide)

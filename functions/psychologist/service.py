@@ -1,0 +1,335 @@
+"""Psychologist operations behind the HTTP entry points and the sweep."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.psychologist import store
+from functions.psychologist.views import analysis_view, hypothesis_view, session_view
+from shared import logs
+from shared.clients import db
+from shared.config import settings
+from shared.errors import ApiError, ErrorCode, conflict, not_found
+from shared.http import Call, Reply
+from shared.ids import new_ulid
+from shared.retention import is_expired, utcnow
+
+MAX_DATA_BYTES = 8 * 1024
+SWEEP_BATCH = 200
+
+
+def _canonical(event: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+def _check_data_sizes(events: list[dict[str, Any]]) -> None:
+    issues = [
+        {
+            "path": ["events", index, "data"],
+            "message": f"data is over {MAX_DATA_BYTES} bytes",
+            "code": "too_big",
+        }
+        for index, event in enumerate(events)
+        if len(json.dumps(event.get("data", {}))) > MAX_DATA_BYTES
+    ]
+    if issues:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "An event's data is too large.", issues=issues)
+
+
+def _unique_in_batch(events: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:
+    """The batch's events by id, and how many repeated an earlier one exactly."""
+    unique: dict[str, dict[str, Any]] = {}
+    repeats = 0
+    for event in events:
+        earlier = unique.get(event["id"])
+        if earlier is None:
+            unique[event["id"]] = event
+        elif _canonical(earlier) == _canonical(event):
+            repeats += 1
+        else:
+            raise conflict(f"Event {event['id']} appears twice in the batch with different bodies.")
+    return unique, repeats
+
+
+def ingest_events(call: Call) -> Reply:
+    project_id, session_id = call.params["projectId"], call.params["sessionId"]
+    _check_data_sizes(call.body["events"])
+    batch, repeats = _unique_in_batch(call.body["events"])
+    session = store.session_ref(project_id, session_id)
+    event_refs = {
+        event_id: store.events(project_id, session_id).document(event_id) for event_id in batch
+    }
+    retention = timedelta(hours=settings().psychologist_event_retention_hours)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> Reply:
+        refs = [session, *event_refs.values()]
+        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
+        current = snapshots[session.path].to_dict() if snapshots[session.path].exists else None
+        if current is not None and current["state"] != "open":
+            raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
+        now = utcnow()
+        fresh: list[dict[str, Any]] = []
+        duplicates = repeats
+        for event_id, event in batch.items():
+            stored = snapshots[event_refs[event_id].path]
+            if not stored.exists:
+                fresh.append(event)
+            elif stored.get("hash") == _canonical(event):
+                duplicates += 1
+            else:
+                raise conflict(f"Event {event_id} was already received with a different body.")
+        for event in fresh:
+            transaction.create(
+                event_refs[event["id"]],
+                {
+                    "event": event,
+                    "at": _parse_time(event["at"]),
+                    "hash": _canonical(event),
+                    "received_at": now,
+                    "expires_at": now + retention,
+                },
+            )
+        _track_session(transaction, session, current, fresh, now)
+        return Reply({"accepted": len(fresh), "duplicates": duplicates})
+
+    result: Reply = apply(db().transaction())
+    return result
+
+
+def _track_session(
+    transaction: firestore.Transaction,
+    session: firestore.DocumentReference,
+    current: dict[str, Any] | None,
+    fresh: list[dict[str, Any]],
+    now: datetime,
+) -> None:
+    if not fresh and current is not None:
+        return
+    times = [_parse_time(event["at"]) for event in fresh]
+    known = current or {"state": "open", "agents": [], "event_count": 0, "created_at": now}
+    first, last = known.get("first_event_at"), known.get("last_event_at")
+    transaction.set(
+        session,
+        {
+            **known,
+            "agents": sorted(set(known["agents"]) | {event["agent"] for event in fresh}),
+            "event_count": known["event_count"] + len(fresh),
+            "first_event_at": min([t for t in [first, *times] if t is not None], default=None),
+            "last_event_at": max([t for t in [last, *times] if t is not None], default=None),
+            "last_seen_at": now,
+        },
+    )
+
+
+def _new_analysis(
+    project_id: str, session_id: str, trigger: str, requested_by: str | None
+) -> tuple[str, dict[str, Any]]:
+    analysis_id = new_ulid()
+    return analysis_id, {
+        "id": analysis_id,
+        "project_id": project_id,
+        "session_id": session_id,
+        "status": "queued",
+        "failure_code": None,
+        "trigger": trigger,
+        "requested_by": requested_by,
+        "created_at": utcnow(),
+        "started_at": None,
+        "finished_at": None,
+        "lease_until": None,
+    }
+
+
+def close_session(
+    transaction: firestore.Transaction,
+    project_id: str,
+    session_id: str,
+    state: str,
+    cause: str | None,
+    current: dict[str, Any],
+) -> dict[str, Any]:
+    """End an open session; an abnormal end queues its analysis in the same transaction."""
+    changes: dict[str, Any] = {
+        "state": state,
+        "cause": cause,
+        "ended_at": utcnow(),
+        "analysis_id": None,
+    }
+    if state == "closed_abnormally":
+        analysis_id, analysis = _new_analysis(project_id, session_id, "abnormal_end", None)
+        transaction.create(store.analysis_ref(project_id, analysis_id), analysis)
+        changes["analysis_id"] = analysis_id
+    transaction.update(store.session_ref(project_id, session_id), changes)
+    return {**current, **changes}
+
+
+def end_session(call: Call) -> Reply:
+    project_id, session_id = call.params["projectId"], call.params["sessionId"]
+    state, cause = call.body["state"], call.body.get("cause")
+    if state == "closed_abnormally" and cause is None:
+        cause = "reported_abnormal"
+    session = store.session_ref(project_id, session_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+        snapshot = session.get(transaction=transaction)
+        if not snapshot.exists:
+            raise not_found("The session")
+        current = snapshot.to_dict() or {}
+        if current["state"] != "open":
+            raise conflict(f"The session has already ended ({current['state']}).")
+        return close_session(transaction, project_id, session_id, state, cause, current)
+
+    ended = apply(db().transaction())
+    return Reply(session_view(project_id, session_id, ended))
+
+
+def sweep(request_id: str) -> Reply:
+    """End every open session silent for longer than the heartbeat timeout."""
+    timeout = timedelta(seconds=settings().psychologist_heartbeat_timeout_s)
+    cutoff = utcnow() - timeout
+    stale = (
+        db()
+        .collection_group("sessions")
+        .where(filter=FieldFilter("state", "==", "open"))
+        .where(filter=FieldFilter("last_seen_at", "<", cutoff))
+        .limit(SWEEP_BATCH)
+    )
+    ended = [
+        ref
+        for ref in (snapshot.reference for snapshot in stale.stream())
+        if _end_if_still_silent(ref, cutoff)
+    ]
+    logs.info("Sweep ended silent sessions", request_id=request_id, ended=len(ended))
+    return Reply({"ended": len(ended), "sessions": [ref.id for ref in ended]})
+
+
+def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime) -> bool:
+    project_id = session.parent.parent.id
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> bool:
+        current = session.get(transaction=transaction).to_dict()
+        if current is None or current["state"] != "open" or current["last_seen_at"] >= cutoff:
+            return False
+        close_session(
+            transaction, project_id, session.id, "closed_abnormally", "heartbeat_timeout", current
+        )
+        return True
+
+    ended: bool = apply(db().transaction())
+    return ended
+
+
+def create_analysis(call: Call) -> Reply:
+    project_id, session_id = call.params["projectId"], call.body["sessionId"]
+    if not store.session_ref(project_id, session_id).get().exists:
+        raise not_found("The session")
+    analysis_id, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
+    store.analysis_ref(project_id, analysis_id).create(analysis)
+    return Reply(analysis_view(analysis), status=202)
+
+
+def get_analysis(call: Call) -> Reply:
+    snapshot = store.analysis_ref(call.params["projectId"], call.params["analysisId"]).get()
+    if not snapshot.exists:
+        raise not_found("The analysis")
+    return Reply(analysis_view(snapshot.to_dict() or {}))
+
+
+def _decode_page_token(token: str) -> tuple[datetime, str]:
+    try:
+        created, hypothesis_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return _parse_time(created), str(hypothesis_id)
+    except (binascii.Error, ValueError, TypeError) as error:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "pageToken is not a token this endpoint returned.",
+            issues=[{"path": ["pageToken"], "message": "Unknown page token", "code": "custom"}],
+        ) from error
+
+
+def _page_token(last: dict[str, Any]) -> str:
+    raw = json.dumps([last["createdAt"].isoformat(), last["id"]]).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def list_hypotheses(call: Call) -> Reply:
+    params = call.params
+    limit = params.get("limit", 50)
+    query: Any = store.hypotheses(params["projectId"])
+    for field in ("sessionId", "status", "agenteAlvo"):
+        if field in params:
+            query = query.where(filter=FieldFilter(field, "==", params[field]))
+    query = query.order_by("createdAt", direction=firestore.Query.DESCENDING).order_by(
+        "id", direction=firestore.Query.DESCENDING
+    )
+    if "pageToken" in params:
+        created, hypothesis_id = _decode_page_token(params["pageToken"])
+        query = query.start_after({"createdAt": created, "id": hypothesis_id})
+    found = [snapshot.to_dict() or {} for snapshot in query.limit(limit + 1).stream()]
+    page = found[:limit]
+    headers = {"X-Next-Page-Token": _page_token(page[-1])} if len(found) > limit else {}
+    return Reply([hypothesis_view(data) for data in page], headers=headers)
+
+
+def decide(call: Call) -> Reply:
+    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
+    ref = store.hypotheses(project_id).document(hypothesis_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+        snapshot = ref.get(transaction=transaction)
+        if not snapshot.exists:
+            raise not_found("The hypothesis")
+        current = snapshot.to_dict() or {}
+        now = utcnow()
+        changes = {
+            "status": call.body["status"],
+            "decidedBy": call.principal.user_id,
+            "decidedAt": now,
+            "updatedAt": now,
+        }
+        transaction.update(ref, changes)
+        transaction.create(
+            ref.collection("decisions").document(new_ulid()),
+            {
+                "status": call.body["status"],
+                "previousStatus": current["status"],
+                "reason": call.body.get("reason"),
+                "decidedBy": call.principal.user_id,
+                "decidedAt": now,
+                "requestId": call.request_id,
+            },
+        )
+        return {**current, **changes}
+
+    return Reply(hypothesis_view(apply(db().transaction())))
+
+
+def read_events(call: Call) -> Reply:
+    project_id, session_id = call.params["projectId"], call.params["sessionId"]
+    ids = list(dict.fromkeys(call.params["ids"].split(",")))
+    collection = store.events(project_id, session_id)
+    snapshots = {s.id: s for s in db().get_all([collection.document(i) for i in ids])}
+    found, missing = [], []
+    for event_id in ids:
+        data = snapshots[event_id].to_dict() if snapshots[event_id].exists else None
+        if data is None or is_expired(data):
+            missing.append(event_id)
+        else:
+            found.append(data["event"])
+    return Reply({"events": found, "missing": missing})

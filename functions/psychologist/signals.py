@@ -1,0 +1,75 @@
+"""Deterministic signals found in a session log, each with the events behind it.
+
+They ground the model: it is shown what can be counted for certain before it guesses why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+REOPENS_TO_SIGNAL = 2
+REPEATED_ERRORS_TO_SIGNAL = 3
+EVENTS_BEFORE_END = 5
+
+
+def _signal(kind: str, agent: str, summary: str, event_ids: list[str]) -> dict[str, Any]:
+    return {"kind": kind, "agent": agent, "summary": summary, "eventIds": event_ids}
+
+
+def reopened_tasks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    reopens: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for event in events:
+        if event["type"] == "task.reopened" and event.get("taskId"):
+            reopens[(event["agent"], event["taskId"])].append(event["id"])
+    return [
+        _signal("task_reopened", agent, f"task {task} reopened {len(ids)} times", ids)
+        for (agent, task), ids in reopens.items()
+        if len(ids) >= REOPENS_TO_SIGNAL
+    ]
+
+
+def _error_key(event: dict[str, Any]) -> str:
+    data = event.get("data") or {}
+    tool = str(data.get("tool") or data.get("name") or "")
+    message = str(data.get("error") or data.get("message") or data.get("code") or "")
+    return f"{tool}: {message[:200]}"
+
+
+def repeated_tool_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    errors: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for event in events:
+        if event["type"] == "tool.error":
+            errors[(event["agent"], _error_key(event))].append(event["id"])
+    return [
+        _signal("tool_error_repeated", agent, f"the same tool error {len(ids)} times ({key})", ids)
+        for (agent, key), ids in errors.items()
+        if len(ids) >= REPEATED_ERRORS_TO_SIGNAL
+    ]
+
+
+def last_events_before_abnormal_end(
+    events: list[dict[str, Any]], session: dict[str, Any]
+) -> list[dict[str, Any]]:
+    if session.get("state") != "closed_abnormally" or not events:
+        return []
+    tail = events[-EVENTS_BEFORE_END:]
+    agents = sorted({event["agent"] for event in tail})
+    return [
+        _signal(
+            "last_events_before_abnormal_end",
+            agent,
+            f"the session ended {session.get('cause')}; the last events came before it",
+            [event["id"] for event in tail if event["agent"] == agent],
+        )
+        for agent in agents
+    ]
+
+
+def find_signals(events: list[dict[str, Any]], session: dict[str, Any]) -> list[dict[str, Any]]:
+    """`events` in log order (by `at`, then id)."""
+    return [
+        *reopened_tasks(events),
+        *repeated_tool_errors(events),
+        *last_events_before_abnormal_end(events, session),
+    ]

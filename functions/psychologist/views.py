@@ -1,0 +1,79 @@
+"""Stored Psychologist documents turned into their published shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from shared.retention import iso
+
+
+def _iso_or_none(moment: datetime | None) -> str | None:
+    return iso(moment) if moment is not None else None
+
+
+def hypothesis_view(data: dict[str, Any]) -> dict[str, Any]:
+    """Exactly the contract's fields: the stored event copies stay internal."""
+    return {
+        "id": data["id"],
+        "projectId": data["projectId"],
+        "sessionId": data["sessionId"],
+        "analysisId": data["analysisId"],
+        "agenteAlvo": data["agenteAlvo"],
+        "observacao": data["observacao"],
+        "hipotese": data["hipotese"],
+        "sugestao": data["sugestao"],
+        "confiancaPercent": data["confiancaPercent"],
+        "evidenceEventIds": list(data["evidenceEventIds"]),
+        "terminationAnalysis": data.get("terminationAnalysis"),
+        "status": data["status"],
+        "decidedBy": data.get("decidedBy"),
+        "decidedAt": _iso_or_none(data.get("decidedAt")),
+        "createdAt": iso(data["createdAt"]),
+        "updatedAt": iso(data["updatedAt"]),
+    }
+
+
+def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "projectId": project_id,
+        "sessionId": session_id,
+        "state": data["state"],
+        "cause": data.get("cause"),
+        "agents": sorted(data.get("agents", [])),
+        "eventCount": data.get("event_count", 0),
+        "firstEventAt": _iso_or_none(data.get("first_event_at")),
+        "lastEventAt": _iso_or_none(data.get("last_event_at")),
+        "endedAt": _iso_or_none(data.get("ended_at")),
+        "analysisId": data.get("analysis_id"),
+    }
+
+
+def analysis_view(data: dict[str, Any]) -> dict[str, Any]:
+    usage = data.get("usage", {})
+    return {
+        "id": data["id"],
+        "projectId": data["project_id"],
+        "sessionId": data["session_id"],
+        "status": data["status"],
+        "failureCode": data.get("failure_code"),
+        "trigger": data["trigger"],
+        "createdAt": iso(data["created_at"]),
+        "startedAt": _iso_or_none(data.get("started_at")),
+        "finishedAt": _iso_or_none(data.get("finished_at")),
+        "counts": {
+            "events": data.get("event_count", 0),
+            "chunks": data.get("chunk_count", 0),
+            "calls": len(data.get("calls", [])),
+            "hypotheses": len(data.get("hypothesis_ids", [])),
+            "rejected": len(data.get("rejected", [])),
+        },
+        "usage": {
+            "inputTokens": usage.get("input_tokens", 0),
+            "outputTokens": usage.get("output_tokens", 0),
+        },
+        "calls": data.get("calls", []),
+        "signals": data.get("signals", []),
+        "hypothesisIds": data.get("hypothesis_ids", []),
+        "rejected": data.get("rejected", []),
+    }

@@ -1,0 +1,296 @@
+"""The analysis worker: claim once, read the log, ground, ask Gemini, check, store.
+
+Triggered by the creation of `projects/{p}/analyses/{a}`. The claim moves the analysis
+`queued` → `processing` in a transaction, so a duplicated delivery does nothing; the
+hypotheses and the final status are written in one transaction that first checks the
+analysis is still this worker's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.field_path import FieldPath
+
+from functions.psychologist import store
+from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
+from functions.psychologist.prompts import SYSTEM, ModelCall, analysis_calls, combine_call
+from functions.psychologist.signals import find_signals
+from shared import logs
+from shared.clients import db
+from shared.config import settings
+from shared.events import DocumentEvent
+from shared.gemini import GeminiError, Usage, generate_json, model_schema
+from shared.ids import new_ulid
+from shared.retention import is_expired, utcnow
+from shared.validation import load_schema
+
+ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>[^/]+)$")
+
+
+class AnalysisFailedError(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass
+class Outcome:
+    signals: list[dict[str, Any]] = field(default_factory=list)
+    event_count: int = 0
+    chunk_count: int = 0
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    accepted: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    failure: str | None = None
+    session: dict[str, Any] = field(default_factory=dict)
+    cited_events: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return {
+            "input_tokens": sum(call["inputTokens"] for call in self.calls),
+            "output_tokens": sum(call["outputTokens"] for call in self.calls),
+        }
+
+
+@cache
+def gemini_output_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = model_schema(load_schema("psychologist/model_output"))
+    return schema
+
+
+def _failed(code: str) -> dict[str, Any]:
+    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
+
+
+def claim(project_id: str, analysis_id: str) -> dict[str, Any] | None:
+    ref = store.analysis_ref(project_id, analysis_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> dict[str, Any] | None:
+        analysis = ref.get(transaction=transaction).to_dict()
+        if analysis is None:
+            return None
+        if analysis["status"] == "processing" and analysis["lease_until"] <= utcnow():
+            transaction.update(ref, _failed("generation_unconfirmed"))
+            return None
+        if analysis["status"] != "queued":
+            return None
+        lease = timedelta(seconds=settings().psychologist_lease_seconds)
+        changes = {"status": "processing", "started_at": utcnow(), "lease_until": utcnow() + lease}
+        transaction.update(ref, changes)
+        return {**analysis, **changes}
+
+    claimed: dict[str, Any] | None = apply(db().transaction())
+    return claimed
+
+
+def load_log(analysis: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    project_id, session_id = analysis["project_id"], analysis["session_id"]
+    session = store.session_ref(project_id, session_id).get().to_dict() or {}
+    query = (
+        store.events(project_id, session_id)
+        .select(["event", "expires_at"])
+        .order_by("at")
+        .order_by(FieldPath.document_id())
+    )
+    now = utcnow()
+    events = [
+        data["event"]
+        for data in (snapshot.to_dict() or {} for snapshot in query.stream())
+        if not is_expired(data, now)
+    ]
+    return session, events
+
+
+def _ask(call: ModelCall, outcome: Outcome) -> list[dict[str, Any]]:
+    """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
+    try:
+        reply = generate_json(
+            system=SYSTEM,
+            prompt=call.text,
+            schema=gemini_output_schema(),
+            max_output_tokens=settings().psychologist_output_token_limit,
+        )
+        usage = reply.usage
+    except GeminiError as error:
+        _record(outcome, call, error.usage)
+        raise AnalysisFailedError(error.kind.value) from error
+    _record(outcome, call, usage)
+    problems = output_issues(reply.data)
+    if problems:
+        outcome.rejected.append(
+            {
+                "phase": call.phase,
+                "hypothesis": {"output": reply.text[:2000]},
+                "reasons": problems[:20],
+            }
+        )
+        raise AnalysisFailedError("invalid_output")
+    hypotheses: list[dict[str, Any]] = reply.data["hypotheses"]
+    return hypotheses
+
+
+def _record(outcome: Outcome, call: ModelCall, usage: Usage) -> None:
+    outcome.calls.append(
+        {
+            "phase": call.phase,
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "estimatedInputTokens": call.estimated_tokens,
+        }
+    )
+
+
+def _checked(
+    hypotheses: list[dict[str, Any]], facts: SessionFacts, phase: str, outcome: Outcome
+) -> list[dict[str, Any]]:
+    kept = []
+    for hypothesis in hypotheses:
+        reasons = reasons_to_reject(hypothesis, facts)
+        if reasons:
+            outcome.rejected.append({"phase": phase, "hypothesis": hypothesis, "reasons": reasons})
+        else:
+            kept.append(hypothesis)
+    return kept
+
+
+def produce(analysis: dict[str, Any]) -> Outcome:
+    session, events = load_log(analysis)
+    outcome = Outcome(
+        signals=find_signals(events, session), event_count=len(events), session=session
+    )
+    if not events:
+        outcome.failure = "session_empty"
+        return outcome
+    if not settings().gemini_configured:
+        outcome.failure = "not_configured"
+        return outcome
+    facts = SessionFacts(
+        agent_by_event={event["id"]: event["agent"] for event in events},
+        agents=frozenset(event["agent"] for event in events),
+        ended_abnormally=session.get("state") == "closed_abnormally",
+    )
+    calls = analysis_calls(
+        session, outcome.signals, events, settings().psychologist_input_token_budget
+    )
+    outcome.chunk_count = len(calls)
+    try:
+        findings = [
+            h for call in calls for h in _checked(_ask(call, outcome), facts, call.phase, outcome)
+        ]
+        if len(calls) > 1 and findings:
+            by_id = {event["id"]: event for event in events}
+            shown = sorted({i for h in findings for i in h["evidenceEventIds"]})
+            final = combine_call(session, outcome.signals, findings, [by_id[i] for i in shown])
+            findings = _checked(_ask(final, outcome), facts, final.phase, outcome)
+    except AnalysisFailedError as failure:
+        outcome.failure = failure.code
+        return outcome
+    outcome.accepted = findings
+    cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
+    outcome.cited_events = {event["id"]: event for event in events if event["id"] in cited}
+    return outcome
+
+
+def _stored_hypothesis(
+    analysis: dict[str, Any],
+    session: dict[str, Any],
+    hypothesis: dict[str, Any],
+    events: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    now = utcnow()
+    termination = hypothesis.get("terminationAnalysis")
+    return {
+        "id": new_ulid(),
+        "projectId": analysis["project_id"],
+        "sessionId": analysis["session_id"],
+        "analysisId": analysis["id"],
+        "agenteAlvo": hypothesis["agenteAlvo"],
+        "observacao": hypothesis["observacao"],
+        "hipotese": hypothesis["hipotese"],
+        "sugestao": hypothesis["sugestao"],
+        "confiancaPercent": hypothesis["confiancaPercent"],
+        "evidenceEventIds": hypothesis["evidenceEventIds"],
+        "terminationAnalysis": None
+        if termination is None
+        else {
+            "causa": session.get("cause"),
+            "estadoDaSessao": session.get("state"),
+            "analise": termination["analise"],
+        },
+        "status": "proposed",
+        "decidedBy": None,
+        "decidedAt": None,
+        "createdAt": now,
+        "updatedAt": now,
+        "evidenceEvents": [events[event_id] for event_id in hypothesis["evidenceEventIds"]],
+    }
+
+
+def finish(analysis: dict[str, Any], outcome: Outcome) -> str:
+    project_id = analysis["project_id"]
+    ref = store.analysis_ref(project_id, analysis["id"])
+    stored = [
+        _stored_hypothesis(analysis, outcome.session, h, outcome.cited_events)
+        for h in outcome.accepted
+    ]
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> str:
+        current = ref.get(transaction=transaction).to_dict()
+        if current is None or current["status"] != "processing":
+            return current["status"] if current else "missing"
+        for hypothesis in stored:
+            transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)
+        common = {
+            "signals": outcome.signals,
+            "event_count": outcome.event_count,
+            "chunk_count": outcome.chunk_count,
+            "calls": outcome.calls,
+            "usage": outcome.usage,
+            "rejected": outcome.rejected,
+            "hypothesis_ids": [h["id"] for h in stored],
+        }
+        if outcome.failure:
+            transaction.update(ref, {**common, **_failed(outcome.failure)})
+            return "failed"
+        transaction.update(
+            ref, {**common, "status": "completed", "lease_until": None, "finished_at": utcnow()}
+        )
+        return "completed"
+
+    status: str = apply(db().transaction())
+    return status
+
+
+def process(event: DocumentEvent) -> None:
+    match = ANALYSIS_PATH.match(event.path)
+    if match is None:
+        logs.warning("Ignored an event for a document that is not an analysis", document=event.path)
+        return
+    analysis = claim(match.group("project"), match.group("analysis"))
+    if analysis is None:
+        logs.info(
+            "Analysis already claimed or settled", document=event.path, event_id=event.event_id
+        )
+        return
+    outcome = produce(analysis)
+    status = finish(analysis, outcome)
+    logs.info(
+        "Analysis settled",
+        analysis_id=analysis["id"],
+        status=status,
+        failure_code=outcome.failure,
+        events=outcome.event_count,
+        calls=len(outcome.calls),
+        hypotheses=len(outcome.accepted),
+        rejected=len(outcome.rejected),
+        **outcome.usage,
+    )
