@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -71,6 +72,10 @@ class Recorded:
     body: dict[str, Any]
     headers: dict[str, str]
 
+    @property
+    def prompt(self) -> str:
+        return "".join(part.get("text", "") for part in self.body["contents"][0]["parts"])
+
 
 @dataclass
 class GeminiTestServer:
@@ -78,6 +83,8 @@ class GeminiTestServer:
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
+    responder: Callable[[Recorded], Reply] | None = None
+    """Answers when no scripted reply is left: a stand-in model that reads the prompt."""
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
@@ -98,17 +105,22 @@ class GeminiTestServer:
     def no_candidates(self) -> None:
         self.replies.append(Reply(candidates=False))
 
+    def respond_with(self, responder: Callable[[Recorded], Reply]) -> None:
+        self.responder = responder
+
     def reset(self) -> None:
         with self.lock:
             self.replies.clear()
             self.requests.clear()
+            self.responder = None
 
     def _next(self, recorded: Recorded) -> Reply:
         with self.lock:
             self.requests.append(recorded)
             if self.replies:
                 return self.replies.popleft()
-        return Reply(status=500)
+            responder = self.responder
+        return responder(recorded) if responder else Reply(status=500)
 
     # serving -------------------------------------------------------------------
     @property

@@ -1,0 +1,126 @@
+"""A project with a member, a viewer and an admin, and helpers to write agent logs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from ulid import ULID
+
+from tests.api import Api, World, wait_for
+
+CAPABILITY = ("agent:psychologist",)
+
+
+def event_id(moment: datetime) -> str:
+    return str(ULID.from_datetime(moment))
+
+
+@dataclass
+class Log:
+    """Events of one session, stamped a second apart from a fixed start."""
+
+    start: datetime = field(default_factory=lambda: datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, agent: str, kind: str, task: str | None = None, **data: Any) -> dict[str, Any]:
+        moment = self.start + timedelta(seconds=len(self.events))
+        event: dict[str, Any] = {
+            "id": event_id(moment),
+            "agent": agent,
+            "type": kind,
+            "at": moment.isoformat().replace("+00:00", "Z"),
+        }
+        if task:
+            event["taskId"] = task
+        if data:
+            event["data"] = data
+        self.events.append(event)
+        return event
+
+
+@dataclass
+class Psychologist:
+    world: World
+    api: Api
+    project: str
+    member: str
+    viewer: str
+    admin: str
+
+    def path(self, suffix: str) -> str:
+        return f"/projects/{self.project}{suffix}"
+
+    def ingest(self, session: str, events: list[dict[str, Any]], token: str | None = None) -> Any:
+        return self.api.post(
+            self.path(f"/sessions/{session}/events"), {"events": events}, token or self.member
+        )
+
+    def end(self, session: str, state: str, cause: str | None = None) -> Any:
+        body = {"state": state} | ({"cause": cause} if cause else {})
+        return self.api.post(self.path(f"/sessions/{session}/end"), body, self.member)
+
+    def analyse(self, session: str) -> str:
+        reply = self.api.post(self.path("/analyses"), {"sessionId": session}, self.member)
+        assert reply.status_code == 202, reply.text
+        analysis_id: str = reply.json()["id"]
+        return analysis_id
+
+    def analysis(self, analysis_id: str) -> dict[str, Any]:
+        reply = self.api.call("GET", self.path(f"/analyses/{analysis_id}"), token=self.viewer)
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def settled(self, analysis_id: str) -> dict[str, Any]:
+        def done() -> dict[str, Any] | None:
+            body = self.analysis(analysis_id)
+            return body if body["status"] in ("completed", "failed") else None
+
+        result: dict[str, Any] = wait_for(done)
+        return result
+
+    def hypotheses(self, token: str | None = None, **query: Any) -> Any:
+        return self.api.session.get(
+            self.api.base_url + self.path("/hypotheses"),
+            params=query,
+            headers={"Authorization": f"Bearer {token or self.viewer}"},
+            timeout=30,
+        )
+
+    def sweep(self) -> dict[str, Any]:
+        reply = self.api.call("POST", "/internal/psychologist/sweep")
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+
+def hypothesis(
+    agent: str, cited: list[str], termination: str | None = None, **overrides: Any
+) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "agenteAlvo": agent,
+        "observacao": "The agent reopened the same task three times.",
+        "hipotese": "The instructions don't say when to consider the task done.",
+        "sugestao": "Add an explicit definition-of-done criterion to the instruction.",
+        "confiancaPercent": 72,
+        "evidenceEventIds": cited,
+        "terminationAnalysis": {"analise": termination} if termination else None,
+    }
+    value.update(overrides)
+    return value
+
+
+@pytest.fixture
+def psy(world: World, api: Api) -> Psychologist:
+    project = world.tenant("project")
+    return Psychologist(
+        world,
+        api,
+        project,
+        member=world.user(project, "ana", "member", capabilities=CAPABILITY),
+        viewer=world.user(project, "vic", "viewer", capabilities=CAPABILITY),
+        admin=world.user(project, "ada", "admin", capabilities=CAPABILITY),
+    )

@@ -1,0 +1,217 @@
+"""End to end: a silent session is swept, analysed from its create event, and audited."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import requests
+from google.events.cloud.firestore import DocumentEventData
+
+from shared.clients import db
+from shared.validation import issues_for
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+
+SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
+MISSING = "01JC4Z8QK3M7YV2N5T9B0PXZZZ"
+
+
+def reopening_log() -> tuple[Log, list[str]]:
+    log = Log()
+    log.add("dev-api", "task.opened", task="T-1")
+    reopened = [log.add("dev-api", "task.reopened", task="T-1")["id"] for _ in range(3)]
+    log.add("dev-api", "tool.call", task="T-1", tool="pytest")
+    return log, reopened
+
+
+def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed(
+    psy: Psychologist, configure
+) -> None:
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
+    log, reopened = reopening_log()
+    assert psy.ingest(SESSION, log.events).json() == {"accepted": 5, "duplicates": 0}
+    psy.world.gemini.answer_json(
+        {
+            "hypotheses": [
+                hypothesis(
+                    "dev-api", reopened, termination="The agent stopped after a long tool call."
+                ),
+                hypothesis("dev-api", [reopened[0], MISSING], observacao="It gave up."),
+            ]
+        }
+    )
+    time.sleep(1.2)
+    assert psy.sweep()["sessions"] == [SESSION]
+
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    assert (session["state"], session["cause"]) == ("closed_abnormally", "heartbeat_timeout")
+    analysis = psy.settled(session["analysis_id"])
+    assert issues_for("psychologist/analysis", analysis) == []
+    assert analysis["status"] == "completed", analysis
+    assert analysis["trigger"] == "abnormal_end"
+    assert analysis["counts"] == {
+        "events": 5,
+        "chunks": 1,
+        "calls": 1,
+        "hypotheses": 1,
+        "rejected": 1,
+    }
+    assert analysis["rejected"][0]["reasons"] == [
+        f"cites events that do not exist in this session: {MISSING}"
+    ]
+    assert analysis["usage"] == {"inputTokens": 120, "outputTokens": 40}
+    assert {
+        "kind": "task_reopened",
+        "agent": "dev-api",
+        "summary": "task T-1 reopened 3 times",
+        "eventIds": reopened,
+    } in analysis["signals"]
+
+    listed = psy.hypotheses()
+    assert listed.status_code == 200
+    body = listed.json()
+    assert issues_for("psychologist/hypotheses.response", body) == []
+    assert len(body) == 1
+    only = body[0]
+    assert (only["agenteAlvo"], only["status"], only["evidenceEventIds"]) == (
+        "dev-api",
+        "proposed",
+        reopened,
+    )
+    assert only["terminationAnalysis"] == {
+        "causa": "heartbeat_timeout",
+        "estadoDaSessao": "closed_abnormally",
+        "analise": "The agent stopped after a long tool call.",
+    }
+    assert (only["decidedBy"], only["decidedAt"]) == (None, None)
+    assert only["analysisId"] == analysis["id"]
+
+    prompt = psy.world.gemini.requests[0].prompt
+    assert "<session_events>" in prompt
+    assert '"kind":"task_reopened"' in prompt
+
+
+def test_a_duplicated_delivery_runs_the_analysis_once(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    analysis_id = psy.analyse(SESSION)
+    psy.settled(analysis_id)
+    message = DocumentEventData()
+    document = f"projects/{psy.project}/analyses/{analysis_id}"
+    message.value.name = f"projects/demo-evidencia/databases/(default)/documents/{document}"
+    headers = {
+        "ce-id": "again",
+        "ce-specversion": "1.0",
+        "ce-source": "test",
+        "ce-type": "google.cloud.firestore.document.v1.created",
+        "ce-document": document,
+        "Content-Type": "application/protobuf",
+    }
+    url = f"{psy.api.base_url}/functions/projects/demo-evidencia/triggers/psychologist_analysis_worker"
+    raw = base64.b64encode(DocumentEventData.serialize(message))
+    assert requests.post(url, data=raw, headers=headers, timeout=10).status_code == 200
+    assert len(psy.world.gemini.requests) == 1
+    assert len(psy.hypotheses().json()) == 1
+
+
+def test_a_normal_end_queues_no_analysis_and_an_abnormal_end_does(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    ended = psy.end(SESSION, "closed")
+    assert ended.status_code == 200
+    assert issues_for("psychologist/session", ended.json()) == []
+    assert ended.json()["analysisId"] is None
+    assert psy.end(SESSION, "closed").status_code == 409
+
+    other = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
+    psy.ingest(other, [Log().add("qa-bot", "message")])
+    psy.world.gemini.answer_json({"hypotheses": []})
+    abnormal = psy.end(other, "closed_abnormally", "crash").json()
+    assert (abnormal["state"], abnormal["cause"]) == ("closed_abnormally", "crash")
+    assert psy.settled(abnormal["analysisId"])["status"] == "completed"
+
+
+def test_hypotheses_are_rejected_when_their_agent_or_termination_does_not_hold(
+    psy: Psychologist,
+) -> None:
+    log, reopened = reopening_log()
+    helper = log.add("qa-bot", "message", text="looks fine")
+    psy.ingest(SESSION, log.events)
+    psy.end(SESSION, "closed")
+    psy.world.gemini.answer_json(
+        {
+            "hypotheses": [
+                hypothesis("ghost", reopened),
+                hypothesis("qa-bot", reopened),
+                hypothesis("dev-api", reopened, termination="It crashed."),
+                hypothesis("qa-bot", [helper["id"]], confiancaPercent=40),
+                hypothesis("dev-api", []),
+            ]
+        }
+    )
+    analysis = psy.settled(psy.analyse(SESSION))
+    assert analysis["status"] == "failed", "an empty citation list breaks the output schema"
+    assert analysis["failureCode"] == "invalid_output"
+
+    psy.world.gemini.answer_json(
+        {
+            "hypotheses": [
+                hypothesis("ghost", reopened),
+                hypothesis("qa-bot", reopened),
+                hypothesis("dev-api", reopened, termination="It crashed."),
+                hypothesis("qa-bot", [helper["id"]], confiancaPercent=40),
+            ]
+        }
+    )
+    analysis = psy.settled(psy.analyse(SESSION))
+    reasons = [r["reasons"] for r in analysis["rejected"]]
+    assert reasons == [
+        ["targets agent 'ghost', which does not appear in this session"],
+        ["agent 'qa-bot' emitted none of the cited events"],
+        ["has a termination analysis, but the session did not end abnormally"],
+    ]
+    assert [h["agenteAlvo"] for h in psy.hypotheses().json()] == ["qa-bot"]
+
+
+def test_an_analysis_without_gemini_credentials_fails_not_configured(
+    psy: Psychologist, configure
+) -> None:
+    configure(GEMINI_API_KEY=None, GOOGLE_API_KEY=None)
+    log, _ = reopening_log()
+    psy.ingest(SESSION, log.events)
+    analysis = psy.settled(psy.analyse(SESSION))
+    assert (analysis["status"], analysis["failureCode"]) == ("failed", "not_configured")
+    assert psy.world.gemini.requests == []
+
+
+def test_a_provider_failure_fails_the_analysis_and_records_the_calls(psy: Psychologist) -> None:
+    log, _ = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.fail(503, times=3)
+    analysis = psy.settled(psy.analyse(SESSION))
+    assert (analysis["status"], analysis["failureCode"]) == ("failed", "provider_unavailable")
+    assert analysis["counts"]["calls"] == 1
+
+
+def test_cited_events_can_be_read_back_for_audit(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    reply = psy.api.call(
+        "GET", psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]},{MISSING}"), token=psy.viewer
+    )
+    assert reply.status_code == 200, reply.text
+    assert issues_for("psychologist/events_audit.response", reply.json()) == []
+    assert reply.json() == {"events": [log.events[1]], "missing": [MISSING]}
+
+
+def test_hypotheses_keep_copies_of_their_events(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    psy.settled(psy.analyse(SESSION))
+    stored = next(iter(db().collection(f"projects/{psy.project}/hypotheses").stream())).to_dict()
+    assert stored["evidenceEvents"] == log.events[1:4]
+    assert json.dumps(psy.hypotheses().json()).count("evidenceEvents") == 0

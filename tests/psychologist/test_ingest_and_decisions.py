@@ -1,0 +1,265 @@
+"""Event ingestion, listing with filters and pages, decisions, chunked analyses, the sweep."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from cli.emulator import free_port
+from cli.host import LocalHost
+from shared.clients import db
+from shared.validation import issues_for
+from tests.api import all_documents, wait_for
+from tests.gemini_server import Recorded, Reply
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+
+SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
+OTHER = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
+
+
+def test_resending_events_counts_duplicates_and_tracks_the_session(psy: Psychologist) -> None:
+    log = Log()
+    first = [log.add("dev-api", "task.opened", task="T-1"), log.add("qa-bot", "message")]
+    assert psy.ingest(SESSION, first).json() == {"accepted": 2, "duplicates": 0}
+    second = [*first, log.add("dev-api", "task.done", task="T-1")]
+    assert psy.ingest(SESSION, second).json() == {"accepted": 1, "duplicates": 2}
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    assert session["agents"] == ["dev-api", "qa-bot"]
+    assert session["event_count"] == 3
+    assert session["state"] == "open"
+    assert session["first_event_at"].isoformat().startswith("2026-11-01T09:00:00")
+    assert session["last_event_at"].isoformat().startswith("2026-11-01T09:00:02")
+
+
+def test_a_different_body_under_a_known_event_id_is_409_and_writes_nothing(
+    psy: Psychologist,
+) -> None:
+    log = Log()
+    event = log.add("dev-api", "task.opened", task="T-1")
+    psy.ingest(SESSION, [event])
+    before = all_documents()
+    changed = {**event, "type": "task.done"}
+    reply = psy.ingest(SESSION, [log.add("dev-api", "message"), changed])
+    assert reply.status_code == 409
+    assert all_documents() == before
+
+
+def test_a_batch_over_500_events_is_refused(psy: Psychologist) -> None:
+    log = Log()
+    reply = psy.ingest(SESSION, [log.add("dev-api", "heartbeat") for _ in range(501)])
+    assert reply.status_code == 400
+    assert reply.json()["issues"][0]["path"] == ["events"]
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"id": "not-a-ulid"}, ["events", 0, "id"]),
+        ({"at": "yesterday"}, ["events", 0, "at"]),
+        ({"type": "Not A Type"}, ["events", 0, "type"]),
+        ({"extra": 1}, ["events", 0]),
+        ({"data": {"blob": "x" * 9000}}, ["events", 0, "data"]),
+    ],
+)
+def test_a_malformed_event_is_refused_with_its_path(
+    psy: Psychologist, change: dict[str, Any], path: list[Any]
+) -> None:
+    event = {**Log().add("dev-api", "message"), **change}
+    reply = psy.ingest(SESSION, [event])
+    assert reply.status_code == 400, reply.text
+    assert path in [issue["path"] for issue in reply.json()["issues"]]
+
+
+def test_an_ended_session_takes_no_more_events(psy: Psychologist) -> None:
+    log = Log()
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    psy.end(SESSION, "closed")
+    assert psy.ingest(SESSION, [log.add("dev-api", "message")]).status_code == 409
+
+
+def test_ingest_needs_member_and_the_psychologist_capability(psy: Psychologist) -> None:
+    event = Log().add("dev-api", "message")
+    assert psy.ingest(SESSION, [event], token=psy.viewer).status_code == 403
+    research_only = psy.world.user(psy.project, "rui", "admin")
+    assert psy.ingest(SESSION, [event], token=research_only).status_code == 403
+
+
+def _analyse_with(psy: Psychologist, session: str, log: Log, agents: list[str], count: int) -> None:
+    cited = [event["id"] for event in log.events]
+    by_agent = {agent: [e["id"] for e in log.events if e["agent"] == agent] for agent in agents}
+    psy.world.gemini.answer_json(
+        {
+            "hypotheses": [
+                hypothesis(
+                    agents[i % len(agents)],
+                    by_agent[agents[i % len(agents)]][:1],
+                    observacao=f"finding {i}",
+                )
+                for i in range(count)
+            ]
+        }
+    )
+    assert cited
+    assert psy.settled(psy.analyse(session))["status"] == "completed"
+
+
+@pytest.fixture
+def many(psy: Psychologist) -> Psychologist:
+    """23 hypotheses: 10 and 5 in SESSION, 8 in OTHER, about dev-api and qa-bot."""
+    for session, counts in ((SESSION, (10, 5)), (OTHER, (8,))):
+        log = Log()
+        log.add("dev-api", "task.opened", task="T-1")
+        log.add("qa-bot", "message")
+        psy.ingest(session, log.events)
+        for count in counts:
+            _analyse_with(psy, session, log, ["dev-api", "qa-bot"], count)
+    return psy
+
+
+def _all_pages(psy: Psychologist, **query: Any) -> list[list[dict[str, Any]]]:
+    pages = []
+    while True:
+        reply = psy.hypotheses(**query)
+        assert reply.status_code == 200, reply.text
+        assert issues_for("psychologist/hypotheses.response", reply.json()) == []
+        pages.append(reply.json())
+        token = reply.headers.get("X-Next-Page-Token")
+        if not token:
+            return pages
+        query["pageToken"] = token
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({}, 23),
+        ({"sessionId": SESSION}, 15),
+        ({"agenteAlvo": "qa-bot"}, 11),
+        ({"sessionId": OTHER, "agenteAlvo": "dev-api", "status": "proposed"}, 4),
+        ({"status": "accepted"}, 0),
+    ],
+)
+def test_filters_and_pages_return_every_hypothesis_once_newest_first(
+    many: Psychologist, query: dict[str, str], expected: int
+) -> None:
+    pages = _all_pages(many, limit=4, **query)
+    listed = [h for page in pages for h in page]
+    assert len(listed) == expected
+    assert len({h["id"] for h in listed}) == expected
+    assert all(len(page) <= 4 for page in pages)
+    keys = [(h["createdAt"], h["id"]) for h in listed]
+    assert keys == sorted(keys, reverse=True)
+    for field, value in query.items():
+        assert all(h[field] == value for h in listed)
+
+
+def test_the_default_page_is_50_and_the_limit_at_most_200(many: Psychologist) -> None:
+    assert len(many.hypotheses().json()) == 23
+    assert many.hypotheses(limit=201).status_code == 400
+    assert many.hypotheses(pageToken="bm90LWEtdG9rZW4").status_code == 400
+
+
+def test_decisions_record_who_and_when_and_keep_their_history(many: Psychologist) -> None:
+    target = many.hypotheses(limit=1).json()[0]
+    path = many.path(f"/hypotheses/{target['id']}/decision")
+    accepted = many.api.post(
+        path, {"status": "accepted", "reason": "Matches what we saw."}, many.admin
+    )
+    assert accepted.status_code == 200, accepted.text
+    body = accepted.json()
+    assert issues_for("psychologist/hypothesis", body) == []
+    assert (body["status"], body["decidedBy"]) == ("accepted", "ada")
+    assert body["decidedAt"] is not None
+    dismissed = many.api.post(path, {"status": "dismissed"}, many.admin).json()
+    assert dismissed["status"] == "dismissed"
+    history = (
+        db()
+        .collection(f"projects/{many.project}/hypotheses/{target['id']}/decisions")
+        .order_by("decidedAt")
+        .stream()
+    )
+    assert [(d.get("previousStatus"), d.get("status"), d.get("reason")) for d in history] == [
+        ("proposed", "accepted", "Matches what we saw."),
+        ("accepted", "dismissed", None),
+    ]
+    assert [h["id"] for h in _all_pages(many, status="dismissed")[0]] == [target["id"]]
+
+
+def test_decisions_are_refused_to_a_viewer_and_without_the_capability(many: Psychologist) -> None:
+    target = many.hypotheses(limit=1).json()[0]
+    path = many.path(f"/hypotheses/{target['id']}/decision")
+    assert many.api.post(path, {"status": "accepted"}, many.viewer).status_code == 403
+    no_capability = many.world.user(many.project, "bob", "owner", capabilities=("agent:research",))
+    assert many.api.post(path, {"status": "accepted"}, no_capability).status_code == 403
+    assert (
+        many.api.post(
+            many.path("/hypotheses/01JC4Z8QK3M7YV2N5T9B0PXZZZ/decision"),
+            {"status": "accepted"},
+            many.admin,
+        ).status_code
+        == 404
+    )
+
+
+EVENT_ID = re.compile(r'"id":"([0-9A-Z]{26})","agent":"([\w.-]+)"')
+
+
+def model_that_cites_what_it_reads(request: Recorded) -> Reply:
+    """Cites the first event shown in the prompt, for the agent that emitted it."""
+    first_id, agent = EVENT_ID.findall(request.prompt.split("<session_events>")[1])[0]
+    return Reply(text=json.dumps({"hypotheses": [hypothesis(agent, [first_id])]}), usage=(1500, 60))
+
+
+def test_a_log_larger_than_the_budget_is_analysed_in_chunks_citing_real_events(
+    psy: Psychologist, configure
+) -> None:
+    configure(PSYCHOLOGIST_INPUT_TOKEN_BUDGET="3000")
+    log = Log()
+    for index in range(600):
+        log.add(
+            "dev-api" if index % 3 else "qa-bot",
+            "tool.call",
+            task=f"T-{index % 7}",
+            tool="pytest",
+            note="x" * 40,
+        )
+    for start in range(0, 600, 500):
+        assert psy.ingest(SESSION, log.events[start : start + 500]).status_code == 200
+    psy.world.gemini.respond_with(model_that_cites_what_it_reads)
+    analysis = psy.settled(psy.analyse(SESSION))
+    assert analysis["status"] == "completed", analysis
+    chunks = analysis["counts"]["chunks"]
+    assert chunks >= 5
+    assert [c["phase"] for c in analysis["calls"]] == [
+        f"chunk {i}/{chunks}" for i in range(1, chunks + 1)
+    ] + ["combine"]
+    assert all(c["estimatedInputTokens"] <= 3000 for c in analysis["calls"])
+    assert all(
+        len(r.prompt) + len(r.body["systemInstruction"]["parts"][0]["text"]) <= 4 * 3000
+        for r in psy.world.gemini.requests
+    )
+    assert analysis["usage"]["inputTokens"] == 1500 * (chunks + 1)
+    known = {event["id"] for event in log.events}
+    for listed in psy.hypotheses().json():
+        assert set(listed["evidenceEventIds"]) <= known
+
+
+def test_the_local_host_runs_the_sweep_on_its_schedule(
+    psy: Psychologist, emulator, configure
+) -> None:
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
+    psy.ingest(SESSION, [Log().add("dev-api", "message")])
+    psy.world.gemini.answer_json({"hypotheses": []})
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}")
+    scheduled = LocalHost(free_port(), emulator, owns_emulator=False, schedule_interval_s=0.3)
+    scheduled.scheduler.start()
+    try:
+        wait_for(lambda: session.get().get("state") != "open")
+    finally:
+        scheduled.scheduler.stop()
+        scheduled.server.server_close()
+    stored = session.get().to_dict()
+    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "heartbeat_timeout")
