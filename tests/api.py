@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
@@ -121,3 +122,30 @@ def all_documents() -> dict[str, dict[str, Any]]:
 
     walk(db().collections())
     return found
+
+
+def created_event(document: str, event_id: str = "redelivery") -> tuple[bytes, dict[str, str]]:
+    """A document-created CloudEvent as the emulator sends it: base64 protobuf, binary mode."""
+    from google.events.cloud.firestore import DocumentEventData
+
+    message = DocumentEventData()
+    message.value.name = f"projects/demo-evidencia/databases/(default)/documents/{document}"
+    headers = {
+        "ce-id": event_id,
+        "ce-specversion": "1.0",
+        "ce-source": "//firestore.googleapis.com/projects/demo-evidencia/databases/(default)",
+        "ce-type": "google.cloud.firestore.document.v1.created",
+        "ce-document": document,
+        "Content-Type": "application/protobuf",
+    }
+    return base64.b64encode(DocumentEventData.serialize(message)), headers
+
+
+def redeliver(api: Api, trigger: str, document: str, raw_protobuf: bool = False) -> int:
+    """Deliver a created event for `document` to `trigger` again, as a duplicate would."""
+    data, headers = created_event(document)
+    if raw_protobuf:
+        data = base64.b64decode(data)
+    url = f"{api.base_url}/functions/projects/demo-evidencia/triggers/{trigger}"
+    status: int = api.session.post(url, data=data, headers=headers, timeout=30).status_code
+    return status

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 
-import requests
-from google.events.cloud.firestore import DocumentEventData
-
 from shared.clients import db
 from shared.validation import issues_for
+from tests.api import redeliver
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -99,26 +96,14 @@ def test_a_duplicated_delivery_runs_the_analysis_once(psy: Psychologist) -> None
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     analysis_id = psy.analyse(SESSION)
     psy.settled(analysis_id)
-    message = DocumentEventData()
     document = f"projects/{psy.project}/analyses/{analysis_id}"
-    message.value.name = f"projects/demo-evidencia/databases/(default)/documents/{document}"
-    headers = {
-        "ce-id": "again",
-        "ce-specversion": "1.0",
-        "ce-source": "test",
-        "ce-type": "google.cloud.firestore.document.v1.created",
-        "ce-document": document,
-        "Content-Type": "application/protobuf",
-    }
-    url = f"{psy.api.base_url}/functions/projects/demo-evidencia/triggers/psychologist_analysis_worker"
-    raw = base64.b64encode(DocumentEventData.serialize(message))
-    assert requests.post(url, data=raw, headers=headers, timeout=10).status_code == 200
+    assert redeliver(psy.api, "psychologist_analysis_worker", document) == 200
     assert len(psy.world.gemini.requests) == 1
     assert len(psy.hypotheses().json()) == 1
 
 
 def test_a_normal_end_queues_no_analysis_and_an_abnormal_end_does(psy: Psychologist) -> None:
-    log, reopened = reopening_log()
+    log, _ = reopening_log()
     psy.ingest(SESSION, log.events)
     ended = psy.end(SESSION, "closed")
     assert ended.status_code == 200

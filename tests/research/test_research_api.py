@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 
-import requests
-from google.events.cloud.firestore import DocumentEventData
-
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import all_documents, wait_for
+from tests.api import all_documents, redeliver, wait_for
 from tests.research.conftest import Research
 
 ASK = "/research-api/assistant/ask"
@@ -175,29 +171,14 @@ def test_status_is_valid_against_the_contract_while_queued_and_processing(
     assert {"processing", "completed"} <= seen
 
 
-def emulator_style_event(document: str) -> tuple[bytes, dict[str, str]]:
-    message = DocumentEventData()
-    message.value.name = f"projects/demo-evidencia/databases/(default)/documents/{document}"
-    headers = {
-        "ce-id": "duplicate-1",
-        "ce-specversion": "1.0",
-        "ce-source": "//firestore.googleapis.com/test",
-        "ce-type": "google.cloud.firestore.document.v1.created",
-        "ce-document": document,
-        "Content-Type": "application/protobuf",
-    }
-    return base64.b64encode(DocumentEventData.serialize(message)), headers
-
-
 def test_a_duplicated_delivery_causes_one_gemini_call_and_one_message(research: Research) -> None:
     research.world.gemini.answer_json(research.answer())
     research.world.gemini.answer_json(research.answer(statement="A second answer."))
     run_id = research.ask().json()["run"]["id"]
     first = research.settled(run_id)
-    data, headers = emulator_style_event(f"workspaces/{research.workspace}/runs/{run_id}")
-    url = f"{research.api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
-    for raw in (data, base64.b64decode(data)):
-        assert requests.post(url, data=raw, headers=headers, timeout=10).status_code == 200
+    document = f"workspaces/{research.workspace}/runs/{run_id}"
+    for raw_protobuf in (False, True):
+        assert redeliver(research.api, "research_run_worker", document, raw_protobuf) == 200
     time.sleep(0.3)
     assert len(research.world.gemini.requests) == 1
     assert research.status(run_id).json()["message"] == first["message"]
@@ -246,9 +227,8 @@ def test_the_next_delivery_settles_a_run_whose_lease_passed(research: Research) 
     ref.update(
         {"status": "processing", "message": None, "lease_until": ref.get().get("created_at")}
     )
-    data, headers = emulator_style_event(f"workspaces/{research.workspace}/runs/{run_id}")
-    url = f"{research.api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
-    assert requests.post(url, data=data, headers=headers, timeout=10).status_code == 200
+    document = f"workspaces/{research.workspace}/runs/{run_id}"
+    assert redeliver(research.api, "research_run_worker", document) == 200
     stored = ref.get().to_dict()
     assert (stored["status"], stored["failure_code"]) == ("failed", "generation_unconfirmed")
     assert len(research.world.gemini.requests) == 1
