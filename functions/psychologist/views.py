@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from shared.retention import iso
+from shared.retention import iso, utcnow
 
 
 def _iso_or_none(moment: datetime | None) -> str | None:
@@ -49,14 +49,23 @@ def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict
     }
 
 
+def _analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
+    """A processing analysis whose lease passed failed unconfirmed, as a reader must see it."""
+    lease = data.get("lease_until")
+    if data["status"] == "processing" and lease is not None and lease <= utcnow():
+        return "failed", "generation_unconfirmed"
+    return data["status"], data.get("failure_code")
+
+
 def analysis_view(data: dict[str, Any]) -> dict[str, Any]:
     usage = data.get("usage", {})
+    status, failure = _analysis_state(data)
     return {
         "id": data["id"],
         "projectId": data["project_id"],
         "sessionId": data["session_id"],
-        "status": data["status"],
-        "failureCode": data.get("failure_code"),
+        "status": status,
+        "failureCode": failure,
         "trigger": data["trigger"],
         "createdAt": iso(data["created_at"]),
         "startedAt": _iso_or_none(data.get("started_at")),

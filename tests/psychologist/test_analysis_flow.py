@@ -200,3 +200,19 @@ def test_hypotheses_keep_copies_of_their_events(psy: Psychologist) -> None:
     stored = next(iter(db().collection(f"projects/{psy.project}/hypotheses").stream())).to_dict()
     assert stored["evidenceEvents"] == log.events[1:4]
     assert json.dumps(psy.hypotheses().json()).count("evidenceEvents") == 0
+
+
+def test_an_analysis_whose_worker_died_reads_as_failed_once_its_lease_passes(
+    psy: Psychologist,
+) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    analysis_id = psy.settled(psy.analyse(SESSION))["id"]
+    ref = db().document(f"projects/{psy.project}/analyses/{analysis_id}")
+    ref.update({"status": "processing", "lease_until": ref.get().get("created_at")})
+    shown = psy.analysis(analysis_id)
+    assert (shown["status"], shown["failureCode"]) == ("failed", "generation_unconfirmed")
+    assert redeliver(psy.api, "psychologist_analysis_worker", ref.path) == 200
+    assert ref.get().get("status") == "failed"
+    assert len(psy.world.gemini.requests) == 1
