@@ -267,6 +267,78 @@ ENTRIES: tuple[Entry, ...] = (
         document="projects/{projectId}/analyses/{analysisId}",
         calls_gemini=True,
     ),
+    Entry(
+        name="agentconnect_selection_put",
+        kind="http",
+        module="functions.agentconnect.selection_put",
+        summary="Configure an agent's model selection; every PUT is a new immutable version",
+        tag="agentconnect",
+        route="/v1/orgs/{orgId}/agents/{id}/model-selection",
+        operations=(
+            Operation(
+                "PUT",
+                request_schema="agentconnect/selection.request",
+                params_schema="agentconnect/agent.params",
+                response_schema="agentconnect/selection",
+            ),
+        ),
+    ),
+    Entry(
+        name="agentconnect_session_start",
+        kind="http",
+        module="functions.agentconnect.session_start",
+        summary="Start an agent session: the next seq and a token for this session alone",
+        tag="agentconnect",
+        route="/v1/orgs/{orgId}/agents/{id}/sessions",
+        operations=(
+            Operation(
+                "POST",
+                request_schema="agentconnect/session_start.request",
+                params_schema="agentconnect/agent.params",
+                response_schema="agentconnect/session_start.response",
+                success_status=202,
+            ),
+        ),
+    ),
+    Entry(
+        name="agentconnect_evaluation_get",
+        kind="http",
+        module="functions.agentconnect.evaluation_get",
+        summary="Get a model selection evaluation",
+        tag="agentconnect",
+        route="/v1/orgs/{orgId}/agents/{id}/model-evaluations/{seq}",
+        operations=(
+            Operation(
+                "GET",
+                params_schema="agentconnect/evaluation.params",
+                response_schema="agentconnect/evaluation",
+            ),
+        ),
+    ),
+    Entry(
+        name="agentconnect_evaluations_list",
+        kind="http",
+        module="functions.agentconnect.evaluations_list",
+        summary="List an agent's frozen evaluations, newest first",
+        tag="agentconnect",
+        route="/v1/orgs/{orgId}/agents/{id}/model-evaluations",
+        operations=(
+            Operation(
+                "GET",
+                params_schema="agentconnect/evaluations.params",
+                response_schema="agentconnect/evaluations.response",
+            ),
+        ),
+    ),
+    Entry(
+        name="agentconnect_evaluation_worker",
+        kind="trigger",
+        module="functions.agentconnect.evaluation_worker",
+        summary="Walk the selection chain with Gemini and freeze the evaluation",
+        tag="agentconnect",
+        document="orgs/{orgId}/agents/{agentId}/agent_sessions/{sessionId}",
+        calls_gemini=True,
+    ),
 )
 
 BY_NAME = {entry.name: entry for entry in ENTRIES}

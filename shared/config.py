@@ -51,6 +51,11 @@ class Settings:
     psychologist_output_token_limit: int
     psychologist_lease_seconds: int
     schedule_interval_s: float
+    agentconnect_raw_text_limit: int
+    agentconnect_details_retention_hours: int
+    agentconnect_session_token_hours: int
+    agentconnect_lease_seconds: int
+    agentconnect_output_token_limit: int
 
     @property
     def gemini_configured(self) -> bool:
@@ -89,6 +94,11 @@ def load_settings() -> Settings:
         psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
         psychologist_lease_seconds=_int("PSYCHOLOGIST_LEASE_SECONDS", 900),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
+        agentconnect_raw_text_limit=_int("AGENTCONNECT_RAW_TEXT_LIMIT", 16_384),
+        agentconnect_details_retention_hours=_int("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
+        agentconnect_session_token_hours=_int("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
+        agentconnect_lease_seconds=_int("AGENTCONNECT_LEASE_SECONDS", 120),
+        agentconnect_output_token_limit=_int("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
     )
 
 

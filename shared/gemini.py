@@ -29,11 +29,15 @@ class FailureKind(StrEnum):
 
 
 class GeminiError(Exception):
-    def __init__(self, kind: FailureKind, detail: str, usage: Usage | None = None) -> None:
+    def __init__(
+        self, kind: FailureKind, detail: str, usage: Usage | None = None, raw: str | None = None
+    ) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.usage = usage or Usage(0, 0)
+        self.raw = raw if raw is not None else detail
+        """What came back, for the record: the response JSON, or the error."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,10 @@ class JsonAnswer:
     text: str
     model_version: str | None
     usage: Usage
-    logprobs: list[float] | None
+    logprobs: list[tuple[str, float]] | None
+    """The chosen tokens with their log-probabilities, when asked for and returned."""
+    raw: str
+    """The whole response as JSON, for the record."""
 
 
 @cache
@@ -80,11 +87,15 @@ def _usage(response: types.GenerateContentResponse) -> Usage:
     return Usage(meta.prompt_token_count or 0, output)
 
 
-def _logprobs(candidate: types.Candidate) -> list[float] | None:
+def _logprobs(candidate: types.Candidate) -> list[tuple[str, float]] | None:
     result = candidate.logprobs_result
     if result is None or not result.chosen_candidates:
         return None
-    return [c.log_probability for c in result.chosen_candidates if c.log_probability is not None]
+    return [
+        (c.token or "", c.log_probability)
+        for c in result.chosen_candidates
+        if c.log_probability is not None
+    ]
 
 
 def generate_json(
@@ -112,21 +123,26 @@ def generate_json(
         )
     except errors.APIError as error:
         raise GeminiError(
-            FailureKind.PROVIDER_UNAVAILABLE, f"Gemini answered HTTP {error.code}"
+            FailureKind.PROVIDER_UNAVAILABLE,
+            f"Gemini answered HTTP {error.code}",
+            raw=f"HTTP {error.code}: {error.message}",
         ) from error
     except _transport_errors() as error:
         raise GeminiError(
             FailureKind.PROVIDER_UNAVAILABLE, f"Gemini was not reached: {type(error).__name__}"
         ) from error
     usage = _usage(response)
+    raw = response.model_dump_json(exclude_none=True)
     candidate = response.candidates[0] if response.candidates else None
     if candidate is None:
-        raise GeminiError(FailureKind.GENERATION_UNCONFIRMED, "Gemini returned no candidate", usage)
+        raise GeminiError(
+            FailureKind.GENERATION_UNCONFIRMED, "Gemini returned no candidate", usage, raw
+        )
     finish = candidate.finish_reason
     if finish != types.FinishReason.STOP:
         reason = finish.value if finish is not None else "none"
         raise GeminiError(
-            FailureKind.GENERATION_UNCONFIRMED, f"Gemini finished with {reason}", usage
+            FailureKind.GENERATION_UNCONFIRMED, f"Gemini finished with {reason}", usage, raw
         )
     text = (
         "".join(
@@ -139,9 +155,9 @@ def generate_json(
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise GeminiError(
-            FailureKind.INVALID_OUTPUT, f"Gemini's answer is not JSON: {error}", usage
+            FailureKind.INVALID_OUTPUT, f"Gemini's answer is not JSON: {error}", usage, raw
         ) from error
-    return JsonAnswer(data, text, response.model_version, usage, _logprobs(candidate))
+    return JsonAnswer(data, text, response.model_version, usage, _logprobs(candidate), raw)
 
 
 _MODEL_SCHEMA_DROPPED = frozenset({"$schema", "$id", "pattern", "format", "title"})

@@ -63,7 +63,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Authorizer = Callable[[auth.Principal, Endpoint, str], auth.Membership | None]
+Authorizer = Callable[[auth.Principal, Endpoint, str, dict[str, Any]], auth.Membership | None]
+"""(principal, endpoint, tenant id, path and query parameters) → membership, or raise."""
 
 
 @cache
@@ -144,7 +145,10 @@ def _params(request: flask.Request, endpoint: Endpoint) -> dict[str, Any]:
 
 
 def default_authorizer(
-    principal: auth.Principal, endpoint: Endpoint, tenant_id: str
+    principal: auth.Principal,
+    endpoint: Endpoint,
+    tenant_id: str,
+    _params: dict[str, Any] | None = None,
 ) -> auth.Membership | None:
     auth.check_token_grants(
         principal, capability=endpoint.capability, tenant_id=tenant_id, classes=endpoint.classes
@@ -164,7 +168,7 @@ def _prepare(
         validate(endpoint.body_schema, body)
     tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
     principal = auth.authenticate(db(), token)
-    membership = authorizer(principal, endpoint, tenant_id)
+    membership = authorizer(principal, endpoint, tenant_id, params)
     return Call(request_id, principal, membership, body, params, request.headers)
 
 

@@ -1,0 +1,1 @@
+"""AgentConnect: a frozen, auditable model selection at the start of each agent session."""

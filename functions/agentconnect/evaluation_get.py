@@ -1,0 +1,18 @@
+"""GET /v1/orgs/{orgId}/agents/{id}/model-evaluations/{seq} (contract): one frozen evaluation."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.agentconnect import service
+from functions.agentconnect.access import audience_authorizer, connect_endpoint
+from shared.http import handle
+
+ENDPOINT = connect_endpoint("agentconnect_evaluation_get", role="viewer", audience=True)
+
+
+@functions_framework.http
+def agentconnect_evaluation_get(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.get_evaluation, audience_authorizer)

@@ -1,0 +1,18 @@
+"""PUT /v1/orgs/{orgId}/agents/{id}/model-selection: store a new immutable version."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.agentconnect import service
+from functions.agentconnect.access import connect_endpoint
+from shared.http import handle
+
+ENDPOINT = connect_endpoint("agentconnect_selection_put", role="admin")
+
+
+@functions_framework.http
+def agentconnect_selection_put(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, service.put_selection)

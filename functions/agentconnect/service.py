@@ -1,0 +1,143 @@
+"""AgentConnect operations behind the HTTP entry points."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.agentconnect import store
+from functions.agentconnect.selection import configuration_issues
+from functions.agentconnect.views import evaluation_view, selection_view
+from shared import auth
+from shared.clients import db
+from shared.config import settings
+from shared.errors import ApiError, ErrorCode, conflict, not_found
+from shared.http import Call, Reply
+from shared.ids import new_ulid
+from shared.retention import utcnow
+
+NOT_READY_RETRY_S = "1"
+
+
+def put_selection(call: Call) -> Reply:
+    org_id, agent_id = call.params["orgId"], call.params["id"]
+    issues = configuration_issues(call.body)
+    if issues:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, "The selection contradicts itself.", issues=issues
+        )
+    agent = store.agent_ref(org_id, agent_id)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+        current = agent.get(transaction=transaction).to_dict() or {}
+        version = current.get("selection_version", 0) + 1
+        stored = {
+            "version": version,
+            "selection": call.body,
+            "created_at": utcnow(),
+            "created_by": call.principal.user_id,
+        }
+        transaction.create(store.selection_ref(org_id, agent_id, version), stored)
+        transaction.set(agent, {"selection_version": version}, merge=True)
+        return stored
+
+    return Reply(selection_view(org_id, agent_id, apply(db().transaction())))
+
+
+def start_session(call: Call) -> Reply:
+    org_id, agent_id = call.params["orgId"], call.params["id"]
+    session_id = call.body.get("sessionId") or new_ulid()
+    agent = store.agent_ref(org_id, agent_id)
+    session = store.session_ref(org_id, agent_id, session_id)
+    lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
+
+    @firestore.transactional
+    def apply(transaction: firestore.Transaction) -> tuple[int, str]:
+        snapshots = {
+            s.reference.path: s for s in db().get_all([agent, session], transaction=transaction)
+        }
+        current = snapshots[agent.path].to_dict() if snapshots[agent.path].exists else None
+        if current is None or not current.get("selection_version"):
+            raise conflict("This agent has no model selection yet: PUT one first.")
+        if snapshots[session.path].exists:
+            raise conflict(f"Session {session_id} has already started.")
+        seq = current.get("last_seq", 0) + 1
+        now = utcnow()
+        token, token_id, token_document = auth.token_document(
+            user_id=call.principal.user_id,
+            credential_class=auth.CredentialClass.SESSION_AUDIENCE,
+            capabilities=["agent:connect"],
+            tenants=[org_id],
+            expires_in=lifetime,
+            audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
+        )
+        transaction.create(db().collection("tokens").document(token_id), token_document)
+        transaction.create(
+            session,
+            {
+                "seq": seq,
+                "title": call.body["title"],
+                "input": call.body["input"],
+                "selection_version": current["selection_version"],
+                "created_by": call.principal.user_id,
+                "created_at": now,
+            },
+        )
+        transaction.create(
+            store.evaluation_ref(org_id, agent_id, seq),
+            {"seq": seq, "sessionId": session_id, "status": "pending", "created_at": now},
+        )
+        transaction.update(agent, {"last_seq": seq})
+        return seq, token
+
+    seq, token = apply(db().transaction())
+    return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
+
+
+def _own_session_only(call: Call, session_id: str) -> None:
+    audience = call.principal.audience
+    if audience is not None and audience.get("session_id") != session_id:
+        raise not_found("The evaluation")
+
+
+def get_evaluation(call: Call) -> Reply:
+    org_id, agent_id, seq = call.params["orgId"], call.params["id"], call.params["seq"]
+    summary_ref = store.evaluation_ref(org_id, agent_id, seq)
+    details_ref = store.details_ref(org_id, agent_id, seq)
+    snapshots = {s.reference.path: s for s in db().get_all([summary_ref, details_ref])}
+    summary = snapshots[summary_ref.path].to_dict() if snapshots[summary_ref.path].exists else None
+    if summary is None:
+        raise not_found("The evaluation")
+    _own_session_only(call, summary["sessionId"])
+    if summary["status"] != "frozen":
+        raise ApiError(
+            ErrorCode.CONFLICT,
+            f"Evaluation {seq} is not frozen yet; retry after {NOT_READY_RETRY_S} s.",
+            headers={"Retry-After": NOT_READY_RETRY_S},
+        )
+    details = snapshots[details_ref.path].to_dict() if snapshots[details_ref.path].exists else None
+    return Reply(evaluation_view(summary, details))
+
+
+def list_evaluations(call: Call) -> Reply:
+    org_id, agent_id = call.params["orgId"], call.params["id"]
+    limit = call.params.get("limit", 20)
+    query = (
+        store.evaluations(org_id, agent_id)
+        .where(filter=FieldFilter("status", "==", "frozen"))
+        .order_by("seq", direction=firestore.Query.DESCENDING)
+    )
+    if "pageToken" in call.params:
+        query = query.start_after({"seq": int(call.params["pageToken"])})
+    found = [s.to_dict() or {} for s in query.limit(limit + 1).stream()]
+    page = found[:limit]
+    return Reply(
+        {
+            "evaluations": [evaluation_view(summary, None) for summary in page],
+            "nextPageToken": str(page[-1]["seq"]) if len(found) > limit else None,
+        }
+    )

@@ -1,0 +1,336 @@
+"""Session-start model selection: walked with Gemini, frozen, and read under audience rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shared.clients import db
+from shared.validation import issues_for
+from tests.agentconnect.conftest import (
+    AGENT,
+    CAPABILITY,
+    DEFAULT,
+    FIRST,
+    SECOND,
+    Connect,
+    answer,
+    selection_with,
+)
+from tests.api import redeliver
+
+
+def assert_contract(body: dict) -> None:
+    assert issues_for("agentconnect/evaluation", body) == []
+
+
+def test_a_two_step_selection_falls_through_to_the_second_step_end_to_end(
+    configured: Connect,
+) -> None:
+    configured.world.gemini.answer_json(answer(False, 0.9), usage=(50, 5))
+    configured.world.gemini.answer_json(
+        answer("large", 0.7), usage=(60, 6), model_version="gemini-test-002"
+    )
+    started = configured.start()
+    assert started["seq"] == 1
+    body = configured.frozen(1)
+    assert_contract(body)
+    assert (body["outcome"], body["decisionId"], body["sessionId"]) == (
+        "selected",
+        SECOND,
+        started["sessionId"],
+    )
+    assert body["target"] == {
+        **DEFAULT,
+        "runtime": "container",
+        "effort": "medium",
+        "permissionMode": "plan",
+    }
+    assert body["answer"] == {"type": "choice", "value": "large", "probability": 0.7}
+    assert body["reason"].startswith("rule 1 of step size")
+    assert (body["requestedModel"], body["actualModel"]) == ("gemini-test", "gemini-test-002")
+    assert body["usage"] == {"inputTokens": 110, "outputTokens": 11}
+    assert body["latencyMs"] > 0
+    assert body["detailsExpired"] is False
+    assert [c["stepId"] for c in body["chain"]] == ["initial", "size"]
+    assert [c["evaluation"]["status"] for c in body["chain"]] == ["answered", "answered"]
+    assert body["chain"][0]["evaluation"]["answer"] == {
+        "type": "boolean",
+        "value": False,
+        "probability": 0.9,
+    }
+    assert [s["condition"] for s in body["steps"]] == [
+        None,
+        {"type": "choice", "thresholds": {"large": 0.6}},
+    ]
+    assert all(s["providerId"] == "google-gemini" for s in body["steps"])
+    assert body["selection"]["decisionId"] == FIRST
+    assert body["selection"]["steps"][0]["id"] == "size"
+    assert body["input"] == {"repo": "web", "files": 12}
+    assert body["question"]["criteria"] == {"small": "one file", "large": "many files"}
+    assert body["fullAnswer"]["probabilitySource"] == "model_estimate"
+    assert "large" in body["rawResponse"]["text"]
+    assert "test-key" not in json.dumps(body)
+    prompt = configured.world.gemini.requests[1].prompt
+    assert "<session_input>" in prompt
+    assert "- large: many files" in prompt
+
+
+def test_a_rule_of_the_first_step_selects_without_asking_further(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start()
+    body = configured.frozen(1)
+    assert (body["outcome"], body["decisionId"]) == ("selected", FIRST)
+    assert body["target"]["model"] == "gemini-2.5-pro"
+    assert len(body["chain"]) == 1
+    assert len(configured.world.gemini.requests) == 1
+
+
+def test_a_probability_exactly_at_the_threshold_holds(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.8))
+    configured.start()
+    assert configured.frozen(1)["outcome"] == "selected"
+
+
+def test_no_rule_holding_at_any_step_gives_the_default(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.79))
+    configured.world.gemini.answer_json(answer("small", 0.99))
+    configured.start()
+    body = configured.frozen(1)
+    assert_contract(body)
+    assert (body["outcome"], body["target"], body["decisionId"]) == ("defaulted", DEFAULT, SECOND)
+    assert body["reason"] == "no rule held at any of the 2 steps; the default target applies"
+
+
+def test_a_provider_failure_falls_back_to_the_default_and_says_so(configured: Connect) -> None:
+    configured.world.gemini.fail(503, times=3)
+    configured.start()
+    body = configured.frozen(1)
+    assert_contract(body)
+    assert (body["outcome"], body["target"], body["answer"]) == ("fallback", DEFAULT, None)
+    assert "step initial failed" in body["reason"]
+    assert body["chain"][0]["evaluation"]["status"] == "failed"
+    assert body["rawResponse"]["text"].startswith("HTTP 503")
+
+
+def test_an_answer_outside_the_options_falls_back_to_the_default(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(False, 0.9))
+    configured.world.gemini.answer_json(answer("medium", 0.9))
+    configured.start()
+    body = configured.frozen(1)
+    assert body["outcome"] == "fallback"
+    assert "answered outside the question's options" in body["reason"]
+    assert body["chain"][1]["evaluation"]["status"] == "invalid"
+
+
+def test_token_log_probabilities_give_the_probability_when_returned(configured: Connect) -> None:
+    text = '{"value": true, "probability": 0.5}'
+    tokens = [('{"value": ', -0.01), ("true", -0.105360516), (', "probability": 0.5}', -0.2)]
+    configured.world.gemini.answer_text(text, logprobs=tokens)
+    configured.start()
+    body = configured.frozen(1)
+    assert body["answer"]["probability"] == pytest.approx(0.9)
+    assert body["fullAnswer"]["probabilitySource"] == "logprobs"
+    assert body["outcome"] == "selected"
+
+
+def test_a_later_configuration_never_changes_an_earlier_evaluation(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start()
+    before = configured.frozen(1)
+    changed = selection_with(default={**DEFAULT, "model": "another-model"})
+    assert configured.configure(changed).json()["version"] == 2
+    configured.world.gemini.answer_json(answer(True, 0.1))
+    configured.world.gemini.answer_json(answer("small", 0.9))
+    configured.start(title="Second")
+    assert configured.frozen(2)["target"]["model"] == "another-model"
+    assert configured.get(1).json() == before
+
+
+def test_details_expire_while_the_summary_stays(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start()
+    configured.frozen(1)
+    summary = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/1")
+    summary.update({"details_expires_at": summary.get().get("at")})
+    body = configured.get(1).json()
+    assert_contract(body)
+    assert body["detailsExpired"] is True
+    assert not {
+        "selection",
+        "question",
+        "input",
+        "fullAnswer",
+        "chain",
+        "steps",
+        "rawRequest",
+        "rawResponse",
+    } & set(body)
+    assert body["outcome"] == "selected"
+
+
+def test_a_raw_response_over_the_limit_is_cut_and_marked(configured: Connect, configure) -> None:
+    configure(AGENTCONNECT_RAW_TEXT_LIMIT="100")
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start()
+    body = configured.frozen(1)
+    assert body["rawResponse"]["truncated"] is True
+    assert len(body["rawResponse"]["text"]) == 100
+    assert body["steps"][0]["rawRequest"]["truncated"] is True
+
+
+def test_sessions_get_consecutive_seqs_and_a_duplicate_delivery_evaluates_once(
+    configured: Connect,
+) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    first, second = configured.start(sessionId="s-1"), configured.start(sessionId="s-2")
+    assert (first["seq"], second["seq"]) == (1, 2)
+    configured.frozen(2)
+    frozen = configured.frozen(1)
+    document = f"orgs/{configured.org}/agents/{AGENT}/agent_sessions/s-1"
+    assert redeliver(configured.api, "agentconnect_evaluation_worker", document) == 200
+    assert len(configured.world.gemini.requests) == 2
+    assert configured.get(1).json() == frozen
+    again = configured.api.post(
+        configured.path("/sessions"),
+        {"sessionId": "s-1", "title": "t", "input": {}},
+        configured.member,
+    )
+    assert again.status_code == 409
+
+
+def test_an_evaluation_not_frozen_yet_says_so_with_retry_after(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95), delay_s=1.5)
+    configured.start()
+    pending = configured.get(1)
+    assert pending.status_code == 409
+    assert pending.headers["Retry-After"] == "1"
+    assert "not frozen yet" in pending.json()["message"]
+    configured.frozen(1)
+
+
+def test_a_session_token_reads_its_own_evaluation_and_nothing_else(configured: Connect) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    own = configured.start(sessionId="mine")
+    configured.start(sessionId="theirs")
+    configured.frozen(1)
+    configured.frozen(2)
+    token = own["sessionToken"]
+    assert configured.get(1, token).status_code == 200
+    assert configured.get(2, token).status_code == 404
+    other_agent = (
+        f"/v1/orgs/{configured.org}/agents/3f2b8a4e-1c9d-4e7f-8a6b-2d5c9e0f1a3c/model-evaluations/1"
+    )
+    assert configured.api.call("GET", other_agent, token=token).status_code == 404
+    assert (
+        configured.api.call("GET", configured.path("/model-evaluations"), token=token).status_code
+        == 403
+    )
+    assert (
+        configured.api.post(
+            configured.path("/sessions"), {"title": "t", "input": {}}, token
+        ).status_code
+        == 403
+    )
+
+
+def test_a_viewer_without_the_capability_and_another_orgs_member_get_403(
+    configured: Connect,
+) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start()
+    configured.frozen(1)
+    no_capability = configured.world.user(
+        configured.org, "rui", "viewer", capabilities=("agent:research",)
+    )
+    assert configured.get(1, no_capability).status_code == 403
+    other = configured.world.tenant("org")
+    outsider = configured.world.user(other, "eve", "owner", capabilities=CAPABILITY)
+    assert configured.get(1, outsider).status_code == 403
+    assert configured.get(2).status_code == 404
+
+
+def test_the_list_is_newest_first_and_paged(configured: Connect) -> None:
+    for _ in range(5):
+        configured.world.gemini.answer_json(answer(True, 0.95))
+        configured.frozen(configured.start()["seq"])
+    seen, token = [], None
+    while True:
+        query = "?limit=2" + (f"&pageToken={token}" if token else "")
+        page = configured.api.call(
+            "GET", configured.path("/model-evaluations" + query), token=configured.viewer
+        ).json()
+        assert issues_for("agentconnect/evaluations.response", page) == []
+        seen += [e["seq"] for e in page["evaluations"]]
+        token = page["nextPageToken"]
+        if token is None:
+            break
+    assert seen == [5, 4, 3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (
+            {
+                "decision": {
+                    **selection_with()["decision"],
+                    "rules": [
+                        {"model": "m", "when": {"type": "boolean", "thresholds": {"maybe": 0.5}}}
+                    ],
+                }
+            },
+            ["decision", "rules", 0, "when", "thresholds"],
+        ),
+        (
+            {
+                "decision": {
+                    **selection_with()["decision"],
+                    "rules": [
+                        {"model": "m", "when": {"type": "choice", "thresholds": {"true": 0.5}}}
+                    ],
+                }
+            },
+            ["decision", "rules", 0, "when", "type"],
+        ),
+        (
+            {
+                "decision": {
+                    **selection_with()["decision"],
+                    "rules": [
+                        {
+                            "permissionMode": "bypassPermissions",
+                            "when": {"type": "boolean", "thresholds": {"true": 0.5}},
+                        }
+                    ],
+                }
+            },
+            ["decision", "rules", 0, "permissionMode"],
+        ),
+        ({"default": {**DEFAULT, "permissionMode": "root"}}, ["default", "permissionMode"]),
+    ],
+    ids=["unknown-option", "wrong-condition-type", "raises-permission", "unknown-permission"],
+)
+def test_a_contradictory_selection_is_refused_and_stores_nothing(
+    connect: Connect, change: dict, path: list
+) -> None:
+    reply = connect.configure(selection_with(**change))
+    assert reply.status_code == 400, reply.text
+    assert path in [issue["path"] for issue in reply.json()["issues"]]
+    assert db().document(f"orgs/{connect.org}/agents/{AGENT}").get().exists is False
+
+
+def test_only_an_admin_configures_and_a_session_needs_a_selection(connect: Connect) -> None:
+    assert (
+        connect.api.call(
+            "PUT", connect.path("/model-selection"), selection_with(), connect.member
+        ).status_code
+        == 403
+    )
+    reply = connect.api.post(connect.path("/sessions"), {"title": "t", "input": {}}, connect.member)
+    assert reply.status_code == 409
+    put = connect.configure()
+    assert issues_for("agentconnect/selection", put.json()) == []
