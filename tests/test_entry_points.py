@@ -110,7 +110,7 @@ def test_functions_framework_serves_every_registered_name(served: dict[str, str]
             assert reply.status_code == 200, (entry.name, reply.text)
         else:
             for operation in entry.operations:
-                kwargs = {"json": {}} if operation.method == "POST" else {}
+                kwargs = {"json": {}} if operation.method in ("POST", "PUT") else {}
                 reply = first_answer(operation.method, url + filled(entry.route or "/"), **kwargs)
                 assert reply.status_code == 401, (entry.name, reply.text)
                 assert reply.json()["code"] == "unauthenticated"
