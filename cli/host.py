@@ -199,7 +199,8 @@ def open_host(port: int) -> LocalHost:
 
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if external:
-        emulator = emulator_module.Emulator(host=external, project_id=settings().project_id)
+        project_id = settings().project_id or emulator_module.PROJECT_ID
+        emulator = emulator_module.Emulator(host=external, project_id=project_id)
         return LocalHost(port, emulator, owns_emulator=False)
     emulator = emulator_module.start(functions_port=port)
     os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host

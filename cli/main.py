@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from cli import admin
+from cli import admin, deploy
 from cli.emulator import EmulatorError
 
 
@@ -19,6 +19,7 @@ def parser() -> argparse.ArgumentParser:
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
     commands.add_parser("doctor", help="check Java, the Firestore emulator and Gemini settings")
     admin.add_parser(commands)
+    deploy.add_parser(commands)
     return root
 
 
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             from cli.host import serve
 
             serve(args.port)
+        elif args.command == "deploy":
+            return deploy.run(args)
         elif args.command == "doctor":
             doctor()
         elif args.command == "openapi":

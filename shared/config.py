@@ -29,7 +29,7 @@ def _float(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class Settings:
-    project_id: str
+    project_id: str | None
     gemini_api_key: str | None
     gemini_use_vertex: bool
     gemini_model: str
@@ -62,12 +62,14 @@ class Settings:
         return bool(self.gemini_api_key) or self.gemini_use_vertex
 
 
-def _project_id() -> str:
+def _project_id() -> str | None:
+    """The configured project; against the emulator `demo-evidencia`, the emulator's own;
+    otherwise None, so that the client finds it from the environment it runs in."""
     for name in ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GCP_PROJECT"):
         value = os.environ.get(name)
         if value:
             return value
-    return "demo-evidencia"
+    return "demo-evidencia" if os.environ.get("FIRESTORE_EMULATOR_HOST") else None
 
 
 def load_settings() -> Settings:

@@ -1,0 +1,339 @@
+"""`evidencia deploy`: every registry entry as its own gen2 Cloud Function, plus data rules,
+routing, schedules, secrets and least-privilege identities.
+
+The plan is computed from `functions/registry.py` alone, so a new entry is deployed without
+touching this module. `--dry-run` builds the bundle and prints every command in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import Requirement
+
+from functions.registry import ENTRIES, Entry
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ("main.py", "functions", "shared", "schemas")
+SECRET = "GEMINI_API_KEY"  # noqa: S105 - the name of the secret, not its value
+RUNTIME = "python311"
+APIS = (
+    "cloudfunctions.googleapis.com",
+    "run.googleapis.com",
+    "cloudbuild.googleapis.com",
+    "artifactregistry.googleapis.com",
+    "eventarc.googleapis.com",
+    "firestore.googleapis.com",
+    "secretmanager.googleapis.com",
+    "cloudscheduler.googleapis.com",
+)
+ACCOUNTS = {
+    "api": "HTTP functions: Firestore only",
+    "gemini": "functions that call Gemini: Firestore and the Gemini key",
+    "trigger": "Eventarc: may invoke the document-created triggers only",
+    "scheduler": "Cloud Scheduler: may invoke the scheduled jobs only",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    command: list[str]
+    if_exists: list[str] | None = None
+    """Run instead when the first command fails because the thing already exists."""
+
+    def shell(self) -> str:
+        line = shlex.join(self.command)
+        return f"{line}  # if it exists: {shlex.join(self.if_exists)}" if self.if_exists else line
+
+
+@dataclass(frozen=True)
+class Target:
+    project: str
+    region: str
+    firestore_location: str
+    gemini_model: str
+
+    def account(self, role: str) -> str:
+        return f"evidencia-{role}@{self.project}.iam.gserviceaccount.com"
+
+    def url(self, entry: Entry) -> str:
+        return f"https://{self.region}-{self.project}.cloudfunctions.net/{entry.name}"
+
+
+def pinned_requirements() -> list[str]:
+    """The project's dependencies pinned to the versions installed here (which satisfy
+    the ranges of pyproject.toml), so the deployed functions run what the tests ran."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = []
+    for spec in project["dependencies"]:
+        requirement = Requirement(spec)
+        version = metadata.version(requirement.name)
+        if version not in requirement.specifier:
+            raise SystemExit(f"{requirement.name} {version} is installed but {spec} is required")
+        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+        lines.append(f"{requirement.name}{extras}=={version}")
+    return lines
+
+
+def hosting_rewrites(entries: tuple[Entry, ...], region: str) -> list[dict[str, Any]]:
+    """Public paths onto their functions, so clients keep one base URL. Scheduled jobs
+    are not routed: only Cloud Scheduler calls them."""
+    return [
+        {
+            "source": re.sub(r"\{\w+\}", "*", entry.route),
+            "function": {"functionId": entry.name, "region": region},
+        }
+        for entry in entries
+        if entry.kind == "http" and entry.route and entry.schedule is None
+    ]
+
+
+def build_bundle(
+    out: Path, entries: tuple[Entry, ...] = ENTRIES, region: str = "us-central1"
+) -> Path:
+    """`out/source`: what each function runs; `out/firebase`: rules, indexes and routing."""
+    if out.exists():
+        shutil.rmtree(out)
+    source = out / "source"
+    source.mkdir(parents=True)
+    for name in BUNDLED:
+        origin = ROOT / name
+        if origin.is_dir():
+            shutil.copytree(
+                origin, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
+        else:
+            shutil.copy2(origin, source / name)
+    (source / "requirements.txt").write_text("\n".join(pinned_requirements()) + "\n")
+    firebase = out / "firebase"
+    (firebase / "public").mkdir(parents=True)
+    (firebase / "public" / "404.html").write_text("Not found\n")
+    for name in ("firestore.rules", "firestore.indexes.json"):
+        shutil.copy2(ROOT / name, firebase / name)
+    config = {
+        "firestore": {"rules": "firestore.rules", "indexes": "firestore.indexes.json"},
+        "hosting": {"public": "public", "rewrites": hosting_rewrites(entries, region)},
+    }
+    (firebase / "firebase.json").write_text(json.dumps(config, indent=2) + "\n")
+    return out
+
+
+def _identity_steps(target: Target) -> list[Step]:
+    project = f"--project={target.project}"
+    steps = [Step(["gcloud", "services", "enable", *APIS, project])]
+    for role, description in ACCOUNTS.items():
+        steps.append(
+            Step(
+                [
+                    "gcloud",
+                    "iam",
+                    "service-accounts",
+                    "create",
+                    f"evidencia-{role}",
+                    f"--description={description}",
+                    project,
+                ],
+                if_exists=[
+                    "gcloud",
+                    "iam",
+                    "service-accounts",
+                    "describe",
+                    target.account(role),
+                    project,
+                ],
+            )
+        )
+    for role in ("api", "gemini"):
+        steps.append(
+            Step(
+                [
+                    "gcloud",
+                    "projects",
+                    "add-iam-policy-binding",
+                    target.project,
+                    f"--member=serviceAccount:{target.account(role)}",
+                    "--role=roles/datastore.user",
+                    "--condition=None",
+                ]
+            )
+        )
+    steps.append(
+        Step(
+            [
+                "gcloud",
+                "projects",
+                "add-iam-policy-binding",
+                target.project,
+                f"--member=serviceAccount:{target.account('trigger')}",
+                "--role=roles/eventarc.eventReceiver",
+                "--condition=None",
+            ]
+        )
+    )
+    steps.append(
+        Step(
+            [
+                "gcloud",
+                "secrets",
+                "add-iam-policy-binding",
+                SECRET,
+                f"--member=serviceAccount:{target.account('gemini')}",
+                "--role=roles/secretmanager.secretAccessor",
+                project,
+            ]
+        )
+    )
+    return steps
+
+
+def _function_step(entry: Entry, target: Target, source: Path) -> Step:
+    account = target.account("gemini" if entry.calls_gemini else "api")
+    command = [
+        "gcloud",
+        "functions",
+        "deploy",
+        entry.name,
+        "--gen2",
+        f"--project={target.project}",
+        f"--region={target.region}",
+        f"--runtime={RUNTIME}",
+        f"--source={source}",
+        f"--entry-point={entry.name}",
+        f"--service-account={account}",
+        f"--set-env-vars=GOOGLE_CLOUD_PROJECT={target.project},GEMINI_MODEL={target.gemini_model}",
+        "--min-instances=0",
+        "--memory=512Mi",
+    ]
+    if entry.calls_gemini:
+        command.append(f"--set-secrets={SECRET}={SECRET}:latest")
+    if entry.kind == "trigger":
+        assert entry.document is not None
+        command += [
+            "--trigger-event-filters=type=google.cloud.firestore.document.v1.created",
+            "--trigger-event-filters=database=(default)",
+            f"--trigger-event-filters-path-pattern=document={entry.document}",
+            f"--trigger-location={target.firestore_location}",
+            f"--trigger-service-account={target.account('trigger')}",
+            "--retry",
+            "--timeout=540s",
+            "--no-allow-unauthenticated",
+        ]
+    elif entry.schedule is not None:
+        command += ["--trigger-http", "--no-allow-unauthenticated", "--timeout=300s"]
+    else:
+        command += ["--trigger-http", "--allow-unauthenticated", "--timeout=60s"]
+    return Step(command)
+
+
+def _invoker_steps(entry: Entry, target: Target) -> list[Step]:
+    if entry.kind == "trigger":
+        caller = target.account("trigger")
+    elif entry.schedule is not None:
+        caller = target.account("scheduler")
+    else:
+        return []
+    return [
+        Step(
+            [
+                "gcloud",
+                "functions",
+                "add-invoker-policy-binding",
+                entry.name,
+                f"--region={target.region}",
+                f"--project={target.project}",
+                f"--member=serviceAccount:{caller}",
+            ]
+        )
+    ]
+
+
+def _schedule_step(entry: Entry, target: Target) -> Step:
+    assert entry.schedule is not None
+    job = f"evidencia-{entry.name.replace('_', '-')}"
+    flags = [
+        f"--project={target.project}",
+        f"--location={target.region}",
+        f"--schedule={entry.schedule}",
+        f"--uri={target.url(entry)}",
+        "--http-method=POST",
+        f"--oidc-service-account-email={target.account('scheduler')}",
+        f"--oidc-token-audience={target.url(entry)}",
+    ]
+    return Step(
+        ["gcloud", "scheduler", "jobs", "create", "http", job, *flags],
+        if_exists=["gcloud", "scheduler", "jobs", "update", "http", job, *flags],
+    )
+
+
+def plan(target: Target, out: Path, entries: tuple[Entry, ...] = ENTRIES) -> list[Step]:
+    """Every command, in order: identities, functions, invokers, schedules, data, routing."""
+    source, firebase = out / "source", out / "firebase"
+    steps = _identity_steps(target)
+    steps += [_function_step(entry, target, source) for entry in entries]
+    steps += [step for entry in entries for step in _invoker_steps(entry, target)]
+    steps += [_schedule_step(entry, target) for entry in entries if entry.schedule is not None]
+    steps.append(
+        Step(
+            [
+                "firebase",
+                "deploy",
+                f"--project={target.project}",
+                f"--config={firebase / 'firebase.json'}",
+                "--only=firestore:rules,firestore:indexes,hosting",
+                "--non-interactive",
+            ]
+        )
+    )
+    return steps
+
+
+def _run(step: Step) -> None:
+    print(f"$ {shlex.join(step.command)}", flush=True)
+    done = subprocess.run(step.command, check=False, capture_output=True, text=True)
+    if done.returncode == 0:
+        return
+    if step.if_exists and "already exists" in (done.stderr + done.stdout).lower():
+        subprocess.run(step.if_exists, check=True)
+        return
+    sys.stderr.write(done.stderr)
+    raise SystemExit(f"deploy stopped: {step.command[0]} exited {done.returncode}")
+
+
+def add_parser(subparsers: Any) -> None:
+    deploy = subparsers.add_parser("deploy", help="deploy every function to Google Cloud")
+    deploy.add_argument("--project", required=True)
+    deploy.add_argument("--region", required=True)
+    deploy.add_argument("--firestore-location", help="the database's location (default: --region)")
+    deploy.add_argument("--gemini-model", default="gemini-2.5-flash")
+    deploy.add_argument("--out", type=Path, default=ROOT / "build" / "deploy")
+    deploy.add_argument("--dry-run", action="store_true", help="build and print, deploy nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    target = Target(
+        args.project, args.region, args.firestore_location or args.region, args.gemini_model
+    )
+    out = build_bundle(args.out, region=args.region)
+    print(f"# bundle: {out / 'source'}; firebase config: {out / 'firebase'}")
+    steps = plan(target, out)
+    if args.dry_run:
+        for step in steps:
+            print(step.shell())
+        return 0
+    for tool in ("gcloud", "firebase"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not on PATH: install it, then run deploy again")
+    for step in steps:
+        _run(step)
+    return 0

@@ -1,0 +1,244 @@
+"""The deploy bundle serves every entry point on its own, and the dry run is the real plan."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import requests
+
+from cli.deploy import Target, build_bundle, plan
+from cli.emulator import Emulator, free_port
+from cli.main import main as evidencia
+from functions.registry import ENTRIES, Entry
+
+TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The bundle's source folder and a fresh virtual environment made from its requirements."""
+    out = build_bundle(tmp_path_factory.mktemp("deploy") / "out")
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [
+            str(venv / "bin" / "pip"),
+            "install",
+            "--quiet",
+            "-r",
+            str(out / "source" / "requirements.txt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return out / "source", venv
+
+
+def test_the_bundles_requirements_install_and_import_every_entry_point(
+    bundle: tuple[Path, Path],
+) -> None:
+    source, venv = bundle
+    code = "import main\nfor name in dir(main): getattr(main, name)\nprint(len(dir(main)))"
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", code],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(done.stdout) == len(ENTRIES)
+
+
+def test_a_bundle_missing_a_file_cannot_import_its_entry_points(
+    bundle: tuple[Path, Path], tmp_path: Path
+) -> None:
+    source, venv = bundle
+    broken = tmp_path / "source"
+    shutil.copytree(source, broken)
+    (broken / "shared" / "auth.py").unlink()
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import main; main.research_status"],
+        cwd=broken,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "cannot import name 'auth' from 'shared'" in done.stderr
+
+
+@pytest.fixture
+def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, str]]:
+    """Every registered name served by functions-framework from the bundle alone."""
+    source, venv = bundle
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
+    env["FIRESTORE_EMULATOR_HOST"] = emulator.host
+    processes = {}
+    for entry in ENTRIES:
+        port = free_port()
+        command = [
+            str(venv / "bin" / "functions-framework"),
+            "--source",
+            "main.py",
+            "--target",
+            entry.name,
+            "--port",
+            str(port),
+        ]
+        processes[entry.name] = (
+            subprocess.Popen(
+                command, cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            ),
+            port,
+        )
+    try:
+        yield {name: f"http://127.0.0.1:{port}" for name, (_, port) in processes.items()}
+    finally:
+        for process, _ in processes.values():
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def first_answer(method: str, url: str, **kwargs: object) -> requests.Response:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return requests.request(method, url, timeout=10, **kwargs)  # type: ignore[arg-type]
+        except requests.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def filled(route: str) -> str:
+    return re.sub(r"\{\w+\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
+
+
+def test_functions_framework_serves_every_registered_name_from_the_bundle(
+    served: dict[str, str],
+) -> None:
+    event_headers = {
+        "ce-id": "1",
+        "ce-specversion": "1.0",
+        "ce-source": "test",
+        "ce-type": "google.cloud.firestore.document.v1.created",
+        "ce-document": "elsewhere/x",
+        "Content-Type": "application/protobuf",
+    }
+    for entry in ENTRIES:
+        url = served[entry.name]
+        if entry.kind == "trigger":
+            reply = first_answer("POST", url, data=b"", headers=event_headers)
+            assert reply.status_code == 200, (entry.name, reply.text)
+        elif entry.schedule is not None:
+            reply = first_answer("POST", url + filled(entry.route or "/"))
+            assert reply.status_code == 200, (entry.name, reply.text)
+        else:
+            for operation in entry.operations:
+                kwargs = {"json": {}} if operation.method in ("POST", "PUT") else {}
+                reply = first_answer(operation.method, url + filled(entry.route or "/"), **kwargs)
+                assert reply.status_code == 401, (entry.name, reply.text)
+                assert reply.json()["code"] == "unauthenticated"
+
+
+def deploys(steps: list, name: str) -> list[list[str]]:  # type: ignore[type-arg]
+    return [s.command for s in steps if s.command[:4] == ["gcloud", "functions", "deploy", name]]
+
+
+def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
+    tmp_path: Path,
+) -> None:
+    steps = plan(TARGET, tmp_path)
+    for entry in ENTRIES:
+        [command] = deploys(steps, entry.name)
+        assert f"--entry-point={entry.name}" in command
+        assert (
+            "--set-secrets=GEMINI_API_KEY=GEMINI_API_KEY:latest" in command
+        ) == entry.calls_gemini
+        account = "gemini" if entry.calls_gemini else "api"
+        assert f"--service-account=evidencia-{account}@demo-p.iam.gserviceaccount.com" in command
+        if entry.kind == "trigger":
+            assert (
+                "--trigger-event-filters=type=google.cloud.firestore.document.v1.created" in command
+            )
+            assert "--trigger-event-filters=database=(default)" in command
+            assert f"--trigger-event-filters-path-pattern=document={entry.document}" in command
+            assert "--trigger-location=eur3" in command
+            assert "--no-allow-unauthenticated" in command
+        else:
+            assert "--trigger-http" in command
+    assert not any(
+        "GEMINI_API_KEY=" in arg and "secrets" not in arg for s in steps for arg in s.command
+    )
+    commands = [" ".join(s.command) for s in steps]
+    assert any(
+        c.startswith("gcloud scheduler jobs create http evidencia-psychologist-sweep")
+        and "--schedule=* * * * *" in c
+        for c in commands
+    )
+    assert any(
+        c.startswith("firebase deploy") and "firestore:rules,firestore:indexes" in c
+        for c in commands
+    )
+    invokers = [c for c in commands if "add-invoker-policy-binding" in c]
+    triggers = [e for e in ENTRIES if e.kind == "trigger"]
+    assert all(
+        "evidencia-trigger@" in c for c in invokers if any(f" {e.name} " in c for e in triggers)
+    )
+    assert len(invokers) == len(triggers) + sum(1 for e in ENTRIES if e.schedule)
+
+
+def test_a_new_registry_entry_is_planned_without_touching_the_deploy_code(tmp_path: Path) -> None:
+    extra = replace(
+        next(e for e in ENTRIES if e.kind == "trigger"),
+        name="another_worker",
+        document="things/{id}",
+    )
+    steps = plan(TARGET, tmp_path, (*ENTRIES, extra))
+    [command] = deploys(steps, "another_worker")
+    assert "--trigger-event-filters-path-pattern=document=things/{id}" in command
+
+
+def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path) -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = evidencia(
+            [
+                "deploy",
+                "--project",
+                "demo-p",
+                "--region",
+                "europe-west1",
+                "--dry-run",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+    assert code == 0
+    lines = printed.getvalue().splitlines()
+    assert sum(line.startswith("gcloud functions deploy ") for line in lines) == len(ENTRIES)
+    assert (tmp_path / "out" / "source" / "main.py").exists()
+    routing = (tmp_path / "out" / "firebase" / "firebase.json").read_text()
+    assert '"source": "/projects/*/hypotheses"' in routing
+    assert "psychologist_sweep" not in routing
+
+
+def test_every_public_route_has_a_hosting_rewrite() -> None:
+    from cli.deploy import hosting_rewrites
+
+    rewrites = hosting_rewrites(ENTRIES, "europe-west1")
+    public = [
+        e for e in ENTRIES if isinstance(e, Entry) and e.kind == "http" and e.schedule is None
+    ]
+    assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]
