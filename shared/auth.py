@@ -14,13 +14,15 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
+from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_ulid
 from shared.retention import utcnow
@@ -163,16 +165,64 @@ def token_is_live(data: dict[str, Any], now: datetime | None = None) -> bool:
     return deadline is None or deadline > (now or utcnow())
 
 
+class _TtlCache:
+    """What a warm instance remembers of tokens and memberships, for `AUTH_CACHE_SECONDS`.
+
+    A revoked token, an expired one or a removed member is refused at the latest that long
+    after the change; a token's own expiry is checked on every use. Bounded in size.
+    """
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._entries: dict[Any, tuple[float, Any]] = {}
+
+    def get(self, key: Any) -> tuple[bool, Any]:
+        found = self._entries.get(key)
+        if found is None or found[0] < time.monotonic():
+            return False, None
+        return True, found[1]
+
+    def put(self, key: Any, value: Any, lifetime: float) -> None:
+        if lifetime <= 0:
+            return
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[key] = (time.monotonic() + lifetime, value)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_tokens = _TtlCache()
+_memberships = _TtlCache()
+
+
+def clear_auth_cache() -> None:
+    _tokens.clear()
+    _memberships.clear()
+
+
+def _token_data(client: firestore.Client, token_id: str, secret: str) -> dict[str, Any] | None:
+    key = _hash(f"{token_id}:{secret}")
+    cached, data = _tokens.get(key)
+    if cached:
+        return cast(dict[str, Any] | None, data)
+    snapshot = client.collection("tokens").document(token_id).get()
+    data = snapshot.to_dict() if snapshot.exists else None
+    if data is not None and not hmac.compare_digest(data["hash"], _hash(secret)):
+        data = None
+    _tokens.put(key, data, settings().auth_cache_seconds)
+    return cast(dict[str, Any] | None, data)
+
+
 def authenticate(client: firestore.Client, token: str) -> Principal:
     match = _TOKEN_PATTERN.match(token)
     if match is None:
         raise _invalid_token()
     token_id, secret = match.groups()
-    snapshot = client.collection("tokens").document(token_id).get()
-    data = snapshot.to_dict() if snapshot.exists else None
-    if data is None or not hmac.compare_digest(data["hash"], _hash(secret)):
-        raise _invalid_token()
-    if not token_is_live(data):
+    data = _token_data(client, token_id, secret)
+    if data is None or not token_is_live(data):
         raise _invalid_token()
     return principal_from_document(token_id, data)
 
@@ -203,8 +253,12 @@ def role_allows(role: str | None, needed: str) -> bool:
 def check_membership(
     client: firestore.Client, principal: Principal, *, kind: str, tenant_id: str, role: str
 ) -> Membership:
-    snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
-    held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None
+    key = (kind, tenant_id, principal.user_id)
+    cached, held = _memberships.get(key)
+    if not cached:
+        snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
+        held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None
+        _memberships.put(key, held, settings().auth_cache_seconds)
     if held is None:
         raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")
     if not role_allows(held, role):

@@ -45,6 +45,9 @@ def gemini() -> genai.Client:
 
 
 def reset_clients() -> None:
+    from shared.auth import clear_auth_cache
+
+    clear_auth_cache()
     settings.cache_clear()
     db.cache_clear()
     gemini.cache_clear()

@@ -82,7 +82,7 @@ def load_settings() -> Settings:
         gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 60_000),
         gemini_attempts=_int("GEMINI_ATTEMPTS", 3),
         gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
-        auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 0.0),
+        auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 30.0),
         research_max_runs_per_conversation=_int("RESEARCH_MAX_RUNS_PER_CONVERSATION", 50),
         research_max_active_runs_per_workspace=_int("RESEARCH_MAX_ACTIVE_RUNS", 5),
         research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),

@@ -22,6 +22,7 @@ BASE_ENV = {
     "GEMINI_ATTEMPTS": "3",
     "GEMINI_INITIAL_DELAY_S": "0.01",
     "GEMINI_TIMEOUT_MS": "3000",
+    "AUTH_CACHE_SECONDS": "0",
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from shared.clients import db
@@ -125,3 +127,18 @@ def test_admin_refuses_a_workspace_id_that_is_not_a_uuid(
     assert main(["admin", "tenant", "create", "--kind", "workspace", "--id", "nope"]) == 1
     assert "must be a UUID" in capsys.readouterr().err
     assert admin("tenant", "create", "--kind", "project")["id"]
+
+
+def test_a_warm_instance_remembers_auth_only_for_the_cache_lifetime(
+    api: Api, world: World, workspace: str, configure
+) -> None:
+    configure(AUTH_CACHE_SECONDS="1")
+    world.member(workspace, "ana", "member")
+    token, token_id = world.token("ana")
+    assert create(api, workspace, token).status_code == 201
+    from cli.main import main
+
+    assert main(["admin", "token", "revoke", token_id]) == 0
+    assert create(api, workspace, token).status_code == 201, "within the lifetime"
+    time.sleep(1.1)
+    assert_refused(create(api, workspace, token), 401, "unauthenticated")
