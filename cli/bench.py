@@ -604,19 +604,36 @@ def cold_starts(seed: Seed, env: dict[str, str], repeats: int) -> dict[str, Any]
     return {"floor_ms": round(floor, 1), "functions": results}
 
 
-def _list_p50(url: str, project: str, token: str, rounds: int) -> dict[str, float]:
+def list_growth(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]:
+    """Hypotheses list with 100 and 10,000 stored, beside the floor's same query at both
+    sizes, all interleaved: the floor shows what the store itself adds with size."""
+    samples: dict[str, list[float]] = {
+        key: [] for key in ("100", "10000", "floor_100", "floor_10000")
+    }
+    headers = {"Authorization": f"Bearer {seed.token}"}
     session = requests.Session()
-    times = [
-        _timed(
-            session,
-            "GET",
-            f"{url}/projects/{project}/hypotheses",
-            None,
-            {"Authorization": f"Bearer {token}"},
-        )
-        for _ in range(rounds)
-    ]
-    return summary(times)
+    with (
+        served("main.py", "psychologist_hypotheses_list", env) as url,
+        served("cli/bench_floor.py", "floor_hypotheses", env) as floor,
+    ):
+        for index in range(10 + rounds):
+            for key, base, project in (
+                ("100", url, seed.project_small),
+                ("10000", url, seed.project_large),
+                ("floor_100", floor, seed.project_small),
+                ("floor_10000", floor, seed.project_large),
+            ):
+                elapsed = _timed(
+                    session, "GET", f"{base}/projects/{project}/hypotheses", None, headers
+                )
+                if index >= 10:
+                    samples[key].append(elapsed)
+    result: dict[str, Any] = {key: summary(values) for key, values in samples.items()}
+    result["p50_ratio"] = round(result["10000"]["p50_ms"] / result["100"]["p50_ms"], 3)
+    result["floor_p50_ratio"] = round(
+        result["floor_10000"]["p50_ms"] / result["floor_100"]["p50_ms"], 3
+    )
+    return result
 
 
 def growth(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]:
@@ -625,19 +642,7 @@ def growth(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]:
     from shared.gemini import estimate_tokens
 
     results: dict[str, Any] = {}
-    with served("main.py", "psychologist_hypotheses_list", env) as url:
-        for _ in range(10):
-            _list_p50(url, seed.project_small, seed.token, 1)
-            _list_p50(url, seed.project_large, seed.token, 1)
-        small, large = (
-            _list_p50(url, seed.project_small, seed.token, rounds),
-            _list_p50(url, seed.project_large, seed.token, rounds),
-        )
-    results["hypotheses_list"] = {
-        "100": small,
-        "10000": large,
-        "p50_ratio": round(large["p50_ms"] / small["p50_ms"], 3),
-    }
+    results["hypotheses_list"] = list_growth(seed, env, rounds)
 
     with served("main.py", "psychologist_session_events", env) as url:
         session = requests.Session()
@@ -743,8 +748,9 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
         ).json()["run"]["id"]
         research.append(
             _settled_ms(
-                db().document(f"workspaces/{seed.workspace}/runs/{run}"),
+                run_doc := db().document(f"workspaces/{seed.workspace}/runs/{run}"),
                 "created_at",
+                run_doc,
                 "finished_at",
             )
         )
@@ -764,8 +770,9 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
         ).json()["id"]
         analysis.append(
             _settled_ms(
-                db().document(f"projects/{seed.project_small}/analyses/{created}"),
+                analysis_doc := db().document(f"projects/{seed.project_small}/analyses/{created}"),
                 "created_at",
+                analysis_doc,
                 "finished_at",
             )
         )
@@ -778,8 +785,11 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
         ).json()
         evaluation.append(
             _settled_ms(
-                db().document(f"orgs/{seed.org}/agents/{seed.agent}/evaluations/{started['seq']}"),
+                db().document(
+                    f"orgs/{seed.org}/agents/{seed.agent}/agent_sessions/{started['sessionId']}"
+                ),
                 "created_at",
+                db().document(f"orgs/{seed.org}/agents/{seed.agent}/evaluations/{started['seq']}"),
                 "at",
             )
         )
@@ -790,14 +800,16 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
     }
 
 
-def _settled_ms(ref: Any, start_field: str, end_field: str) -> float:
+def _settled_ms(start: Any, start_field: str, end: Any, end_field: str) -> float:
+    """Milliseconds between two timestamps the code wrote, once the second exists."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        data = ref.get().to_dict() or {}
-        if data.get(end_field) is not None and data.get(start_field) is not None:
-            return float((data[end_field] - data[start_field]).total_seconds() * 1000)
+        finished = (end.get().to_dict() or {}).get(end_field)
+        if finished is not None:
+            began = start.get().get(start_field)
+            return float((finished - began).total_seconds() * 1000)
         time.sleep(0.01)
-    raise RuntimeError(f"{ref.path} did not settle")
+    raise RuntimeError(f"{end.path} did not settle")
 
 
 def stand_in_model(request: Any) -> Any:
@@ -843,7 +855,8 @@ def table(results: dict[str, Any]) -> str:
     hl = growth_["hypotheses_list"]
     lines.append(
         f"Hypotheses list p50: 100 stored {hl['100']['p50_ms']:.2f} ms, "
-        f"10,000 stored {hl['10000']['p50_ms']:.2f} ms (x{hl['p50_ratio']:.2f})"
+        f"10,000 stored {hl['10000']['p50_ms']:.2f} ms (x{hl['p50_ratio']:.2f}); "
+        f"floor x{hl['floor_p50_ratio']:.2f}"
     )
     ingest = results["warm_latency"]["psychologist_session_events"]
     lines.append(

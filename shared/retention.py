@@ -28,3 +28,8 @@ def is_expired(document: dict[str, Any], now: datetime | None = None) -> bool:
 def iso(moment: datetime) -> str:
     """RFC 3339 in UTC with millisecond precision and a `Z` suffix."""
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_instant(text: str) -> datetime:
+    """An RFC 3339 timestamp (as the schemas' `date-time` admits) as an aware datetime."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))

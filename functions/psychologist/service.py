@@ -20,18 +20,15 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
-from shared.retention import is_expired, utcnow
+from shared.retention import is_expired, parse_instant, utcnow
 
 MAX_DATA_BYTES = 8 * 1024
+CHUNK_BYTES = 800_000
 SWEEP_BATCH = 200
 
 
 def _canonical(event: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()
-
-
-def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
 
 
 def _check_data_sizes(events: list[dict[str, Any]]) -> None:
@@ -61,6 +58,21 @@ def _unique_in_batch(events: list[dict[str, Any]]) -> tuple[dict[str, dict[str, 
         else:
             raise conflict(f"Event {event['id']} appears twice in the batch with different bodies.")
     return unique, repeats
+
+
+def event_chunks(events: list[dict[str, Any]]) -> list[str]:
+    """The batch's new events as JSON arrays, each well under Firestore's 1 MiB document
+    limit. The analysis reads these few documents instead of one document per event."""
+    chunks: list[list[str]] = [[]]
+    size = 0
+    for event in events:
+        encoded = json.dumps(event, separators=(",", ":"))
+        if chunks[-1] and size + len(encoded) > CHUNK_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(encoded)
+        size += len(encoded) + 1
+    return ["[" + ",".join(chunk) + "]" for chunk in chunks if chunk]
 
 
 def ingest_events(call: Call) -> Reply:
@@ -96,11 +108,16 @@ def ingest_events(call: Call) -> Reply:
                 event_refs[event["id"]],
                 {
                     "event": event,
-                    "at": _parse_time(event["at"]),
+                    "at": parse_instant(event["at"]),
                     "hash": _canonical(event),
                     "received_at": now,
                     "expires_at": now + retention,
                 },
+            )
+        for chunk in event_chunks(fresh):
+            transaction.create(
+                store.event_chunks(project_id, session_id).document(new_ulid()),
+                {"events_json": chunk, "expires_at": now + retention},
             )
         _track_session(transaction, session, current, fresh, now)
         return Reply({"accepted": len(fresh), "duplicates": duplicates})
@@ -118,7 +135,7 @@ def _track_session(
 ) -> None:
     if not fresh and current is not None:
         return
-    times = [_parse_time(event["at"]) for event in fresh]
+    times = [parse_instant(event["at"]) for event in fresh]
     known = current or {"state": "open", "agents": [], "event_count": 0, "created_at": now}
     first, last = known.get("first_event_at"), known.get("last_event_at")
     transaction.set(
@@ -253,7 +270,7 @@ def get_analysis(call: Call) -> Reply:
 def _decode_page_token(token: str) -> tuple[datetime, str]:
     try:
         created, hypothesis_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        return _parse_time(created), str(hypothesis_id)
+        return parse_instant(created), str(hypothesis_id)
     except (binascii.Error, ValueError, TypeError) as error:
         raise ApiError(
             ErrorCode.INVALID_REQUEST,

@@ -2,7 +2,8 @@
 
 projects/{p}                                  tenant
 projects/{p}/sessions/{s}                     state, agents, counts, first/last event time
-projects/{p}/sessions/{s}/events/{eventId}    one event as sent, plus `at` for ordering
+projects/{p}/sessions/{s}/events/{eventId}    one event as sent: for idempotency and audit
+projects/{p}/sessions/{s}/event_chunks/{c}    the same events as JSON arrays, for analysis
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
@@ -29,6 +30,13 @@ def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference
 
 def events(project_id: str, session_id: str) -> firestore.CollectionReference:
     ref: firestore.CollectionReference = session_ref(project_id, session_id).collection("events")
+    return ref
+
+
+def event_chunks(project_id: str, session_id: str) -> firestore.CollectionReference:
+    ref: firestore.CollectionReference = session_ref(project_id, session_id).collection(
+        "event_chunks"
+    )
     return ref
 
 

@@ -8,6 +8,7 @@ analysis is still this worker's.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -15,7 +16,6 @@ from functools import cache
 from typing import Any
 
 from google.cloud import firestore
-from google.cloud.firestore_v1.field_path import FieldPath
 
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
@@ -27,7 +27,7 @@ from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, generate_json, model_schema
 from shared.ids import new_ulid
-from shared.retention import is_expired, utcnow
+from shared.retention import is_expired, parse_instant, utcnow
 from shared.validation import load_schema
 
 ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>[^/]+)$")
@@ -92,20 +92,21 @@ def claim(project_id: str, analysis_id: str) -> dict[str, Any] | None:
 
 
 def load_log(analysis: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The session and its retained events in log order (by `at`, then id).
+
+    Events are read from the session's event chunks: a few JSON documents instead of one
+    document per event, which keeps a 100,000-event log within seconds."""
     project_id, session_id = analysis["project_id"], analysis["session_id"]
     session = store.session_ref(project_id, session_id).get().to_dict() or {}
-    query = (
-        store.events(project_id, session_id)
-        .select(["event", "expires_at"])
-        .order_by("at")
-        .order_by(FieldPath.document_id())
-    )
     now = utcnow()
-    events = [
-        data["event"]
-        for data in (snapshot.to_dict() or {} for snapshot in query.stream())
-        if not is_expired(data, now)
-    ]
+    events: list[dict[str, Any]] = []
+    for snapshot in (
+        store.event_chunks(project_id, session_id).select(["events_json", "expires_at"]).stream()
+    ):
+        chunk = snapshot.to_dict() or {}
+        if not is_expired(chunk, now):
+            events.extend(json.loads(chunk["events_json"]))
+    events.sort(key=lambda event: (parse_instant(event["at"]), event["id"]))
     return session, events
 
 
