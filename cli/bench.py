@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -886,6 +887,11 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _stop(_signum: int, _frame: object) -> None:
+    """Turn SIGTERM into an exception so that every started process is stopped."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cli.bench", description=__doc__)
     parser.add_argument(
@@ -900,6 +906,7 @@ def main(argv: list[str] | None = None) -> int:
     from shared.clients import reset_clients
     from tests.gemini_server import GeminiTestServer
 
+    signal.signal(signal.SIGTERM, _stop)
     host_port = emulator_module.free_port()
     emulator = emulator_module.start(functions_port=host_port)
     gemini = GeminiTestServer().start()

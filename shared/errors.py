@@ -73,9 +73,5 @@ def not_found(what: str) -> ApiError:
     return ApiError(ErrorCode.NOT_FOUND, f"{what} was not found.")
 
 
-def forbidden(why: str) -> ApiError:
-    return ApiError(ErrorCode.FORBIDDEN, why)
-
-
 def conflict(why: str) -> ApiError:
     return ApiError(ErrorCode.CONFLICT, why)

@@ -28,6 +28,10 @@ Rules:
 - Propose at most 10 hypotheses; none when the log shows nothing worth changing."""
 
 
+class InputTooLargeError(ValueError):
+    pass
+
+
 @dataclass(frozen=True)
 class ModelCall:
     phase: str
@@ -86,7 +90,9 @@ def analysis_calls(
     """One call when the whole log fits the budget, else one call per chunk."""
     header = _header(session, signals)
     room = budget_tokens - estimate_tokens(SYSTEM + header) - 64
-    chunks = chunk_lines([event_line(event) for event in events], max(room, 256))
+    if room < budget_tokens // 2:
+        raise InputTooLargeError("the session summary and signals take half the input budget")
+    chunks = chunk_lines([event_line(event) for event in events], room)
     total = len(chunks)
     calls = []
     for index, lines in enumerate(chunks, start=1):

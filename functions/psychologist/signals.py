@@ -11,10 +11,22 @@ from typing import Any
 REOPENS_TO_SIGNAL = 2
 REPEATED_ERRORS_TO_SIGNAL = 3
 EVENTS_BEFORE_END = 5
+MAX_SIGNALS = 20
+EVENT_IDS_SHOWN = 10
+"""A signal names its first and last events, never thousands: every prompt carries the
+signals, so they must stay small whatever the size of the log."""
 
 
 def _signal(kind: str, agent: str, summary: str, event_ids: list[str]) -> dict[str, Any]:
-    return {"kind": kind, "agent": agent, "summary": summary, "eventIds": event_ids}
+    half = EVENT_IDS_SHOWN // 2
+    shown = event_ids if len(event_ids) <= EVENT_IDS_SHOWN else event_ids[:half] + event_ids[-half:]
+    return {
+        "kind": kind,
+        "agent": agent,
+        "summary": summary,
+        "eventIds": shown,
+        "count": len(event_ids),
+    }
 
 
 def reopened_tasks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -67,9 +79,11 @@ def last_events_before_abnormal_end(
 
 
 def find_signals(events: list[dict[str, Any]], session: dict[str, Any]) -> list[dict[str, Any]]:
-    """`events` in log order (by `at`, then id)."""
-    return [
-        *reopened_tasks(events),
-        *repeated_tool_errors(events),
-        *last_events_before_abnormal_end(events, session),
-    ]
+    """`events` in log order (by `at`, then id). The abnormal end first, then the
+    strongest signals, at most MAX_SIGNALS."""
+    ending = last_events_before_abnormal_end(events, session)
+    counted = sorted(
+        [*reopened_tasks(events), *repeated_tool_errors(events)],
+        key=lambda signal: -int(signal["count"]),
+    )
+    return [{k: v for k, v in s.items() if k != "count"} for s in [*ending, *counted][:MAX_SIGNALS]]

@@ -19,7 +19,13 @@ from google.cloud import firestore
 
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
-from functions.psychologist.prompts import SYSTEM, ModelCall, analysis_calls, combine_call
+from functions.psychologist.prompts import (
+    SYSTEM,
+    InputTooLargeError,
+    ModelCall,
+    analysis_calls,
+    combine_call,
+)
 from functions.psychologist.signals import find_signals
 from shared import logs
 from shared.clients import db
@@ -178,9 +184,13 @@ def produce(analysis: dict[str, Any]) -> Outcome:
         agents=frozenset(event["agent"] for event in events),
         ended_abnormally=session.get("state") == "closed_abnormally",
     )
-    calls = analysis_calls(
-        session, outcome.signals, events, settings().psychologist_input_token_budget
-    )
+    try:
+        calls = analysis_calls(
+            session, outcome.signals, events, settings().psychologist_input_token_budget
+        )
+    except InputTooLargeError:
+        outcome.failure = "input_too_large"
+        return outcome
     outcome.chunk_count = len(calls)
     try:
         findings = [

@@ -263,3 +263,22 @@ def test_the_local_host_runs_the_sweep_on_its_schedule(
         scheduled.server.server_close()
     stored = session.get().to_dict()
     assert (stored["state"], stored["cause"]) == ("closed_abnormally", "heartbeat_timeout")
+
+
+def test_signals_stay_small_however_large_the_log(psy: Psychologist) -> None:
+    log = Log()
+    for task in range(30):
+        for _ in range(3):
+            log.add("dev-api", "task.reopened", task=f"T-{task}")
+    for _ in range(40):
+        log.add("dev-api", "tool.error", tool="pytest", error="exit 1")
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json({"hypotheses": []})
+    analysis = psy.settled(psy.analyse(SESSION))
+    signals = analysis["signals"]
+    assert len(signals) == 20
+    assert signals[0]["summary"] == "the same tool error 40 times (pytest: exit 1)"
+    assert len(signals[0]["eventIds"]) == 10
+    assert all(len(signal["eventIds"]) <= 10 for signal in signals)
+    prompt = psy.world.gemini.requests[0].prompt
+    assert len(prompt.split("<session_events>")[0]) < 8000
