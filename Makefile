@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint openapi
+.PHONY: run test lint openapi bench
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
@@ -28,6 +28,9 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/evidencia doctor
 	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m cli.bench
 
 openapi: $(STAMP)
 	$(BIN)/evidencia openapi
