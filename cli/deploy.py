@@ -129,6 +129,20 @@ def build_bundle(
     return out
 
 
+def _project_role(target: Target, account: str, role: str) -> Step:
+    return Step(
+        [
+            "gcloud",
+            "projects",
+            "add-iam-policy-binding",
+            target.project,
+            f"--member=serviceAccount:{target.account(account)}",
+            f"--role={role}",
+            "--condition=None",
+        ]
+    )
+
+
 def _identity_steps(target: Target) -> list[Step]:
     project = f"--project={target.project}"
     steps = [Step(["gcloud", "services", "enable", *APIS, project])]
@@ -154,33 +168,12 @@ def _identity_steps(target: Target) -> list[Step]:
                 ],
             )
         )
-    for role in ("api", "gemini"):
-        steps.append(
-            Step(
-                [
-                    "gcloud",
-                    "projects",
-                    "add-iam-policy-binding",
-                    target.project,
-                    f"--member=serviceAccount:{target.account(role)}",
-                    "--role=roles/datastore.user",
-                    "--condition=None",
-                ]
-            )
-        )
-    steps.append(
-        Step(
-            [
-                "gcloud",
-                "projects",
-                "add-iam-policy-binding",
-                target.project,
-                f"--member=serviceAccount:{target.account('trigger')}",
-                "--role=roles/eventarc.eventReceiver",
-                "--condition=None",
-            ]
-        )
+    project_roles = (
+        ("api", "roles/datastore.user"),
+        ("gemini", "roles/datastore.user"),
+        ("trigger", "roles/eventarc.eventReceiver"),
     )
+    steps += [_project_role(target, account, role) for account, role in project_roles]
     steps.append(
         Step(
             [
