@@ -243,6 +243,7 @@ def serve(port: int) -> None:
     from shared.config import settings
 
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
     host = open_host(port).start()
     write_state(host)
     print(f"Evidencia local host: {host.url}", flush=True)
