@@ -61,14 +61,6 @@ class Principal:
     audience: dict[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class Membership:
-    tenant_kind: str
-    tenant_id: str
-    user_id: str
-    role: str
-
-
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -252,7 +244,7 @@ def role_allows(role: str | None, needed: str) -> bool:
 
 def check_membership(
     client: firestore.Client, principal: Principal, *, kind: str, tenant_id: str, role: str
-) -> Membership:
+) -> None:
     key = (kind, tenant_id, principal.user_id)
     cached, held = _memberships.get(key)
     if not cached:
@@ -263,7 +255,6 @@ def check_membership(
         raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")
     if not role_allows(held, role):
         raise ApiError(ErrorCode.FORBIDDEN, f"This operation needs the {role} role or higher.")
-    return Membership(kind, tenant_id, principal.user_id, held)
 
 
 @dataclass(frozen=True)

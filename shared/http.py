@@ -50,7 +50,6 @@ class Endpoint:
 class Call:
     request_id: str
     principal: auth.Principal
-    membership: auth.Membership | None
     body: dict[str, Any]
     params: dict[str, Any]
     headers: Headers
@@ -63,8 +62,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Authorizer = Callable[[auth.Principal, Endpoint, str, dict[str, Any]], auth.Membership | None]
-"""(principal, endpoint, tenant id, path and query parameters) → membership, or raise."""
+Authorizer = Callable[[auth.Principal, Endpoint, str, dict[str, Any]], None]
+"""(principal, endpoint, tenant id, path and query parameters): raise unless allowed."""
 
 
 @cache
@@ -149,11 +148,11 @@ def default_authorizer(
     endpoint: Endpoint,
     tenant_id: str,
     _params: dict[str, Any] | None = None,
-) -> auth.Membership | None:
+) -> None:
     auth.check_token_grants(
         principal, capability=endpoint.capability, tenant_id=tenant_id, classes=endpoint.classes
     )
-    return auth.check_membership(
+    auth.check_membership(
         db(), principal, kind=endpoint.tenant_kind, tenant_id=tenant_id, role=endpoint.role
     )
 
@@ -168,8 +167,8 @@ def _prepare(
         validate(endpoint.body_schema, body)
     tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
     principal = auth.authenticate(db(), token)
-    membership = authorizer(principal, endpoint, tenant_id, params)
-    return Call(request_id, principal, membership, body, params, request.headers)
+    authorizer(principal, endpoint, tenant_id, params)
+    return Call(request_id, principal, body, params, request.headers)
 
 
 def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Response:

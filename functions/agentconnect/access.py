@@ -29,7 +29,7 @@ def connect_endpoint(name: str, role: str, audience: bool = False) -> Endpoint:
 
 def audience_authorizer(
     principal: auth.Principal, endpoint: Endpoint, tenant_id: str, params: dict[str, Any]
-) -> auth.Membership | None:
+) -> None:
     """A session token outside its own org and agent learns nothing: 404, not 403."""
     audience = principal.audience
     if principal.credential_class == auth.CredentialClass.SESSION_AUDIENCE and (
@@ -38,4 +38,4 @@ def audience_authorizer(
         or audience.get("agent_id") != params.get("id")
     ):
         raise not_found("The evaluation")
-    return default_authorizer(principal, endpoint, tenant_id)
+    default_authorizer(principal, endpoint, tenant_id)
