@@ -935,7 +935,8 @@ def main(argv: list[str] | None = None) -> int:
         host.start()
         results["pipeline"] = pipeline(seeded, host.url, 20)
     finally:
-        host.stop() if host.thread.is_alive() else None
+        if host.thread.is_alive():
+            host.stop()
         gemini.stop()
         emulator.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)
