@@ -126,31 +126,18 @@ def test_hypotheses_are_rejected_when_their_agent_or_termination_does_not_hold(
     helper = log.add("qa-bot", "message", text="looks fine")
     psy.ingest(SESSION, log.events)
     psy.end(SESSION, "closed")
-    psy.world.gemini.answer_json(
-        {
-            "hypotheses": [
-                hypothesis("ghost", reopened),
-                hypothesis("qa-bot", reopened),
-                hypothesis("dev-api", reopened, termination="It crashed."),
-                hypothesis("qa-bot", [helper["id"]], confiancaPercent=40),
-                hypothesis("dev-api", []),
-            ]
-        }
-    )
+    checkable = [
+        hypothesis("ghost", reopened),
+        hypothesis("qa-bot", reopened),
+        hypothesis("dev-api", reopened, termination="It crashed."),
+        hypothesis("qa-bot", [helper["id"]], confiancaPercent=40),
+    ]
+    psy.world.gemini.answer_json({"hypotheses": [*checkable, hypothesis("dev-api", [])]})
     analysis = psy.settled(psy.analyse(SESSION))
     assert analysis["status"] == "failed", "an empty citation list breaks the output schema"
     assert analysis["failureCode"] == "invalid_output"
 
-    psy.world.gemini.answer_json(
-        {
-            "hypotheses": [
-                hypothesis("ghost", reopened),
-                hypothesis("qa-bot", reopened),
-                hypothesis("dev-api", reopened, termination="It crashed."),
-                hypothesis("qa-bot", [helper["id"]], confiancaPercent=40),
-            ]
-        }
-    )
+    psy.world.gemini.answer_json({"hypotheses": checkable})
     analysis = psy.settled(psy.analyse(SESSION))
     reasons = [r["reasons"] for r in analysis["rejected"]]
     assert reasons == [
