@@ -35,6 +35,12 @@ def parse_duration(text: str) -> timedelta:
 
 def add_parser(subparsers: Any) -> None:
     admin = subparsers.add_parser("admin", help="manage tenants, members and tokens")
+    admin.add_argument(
+        "--port",
+        type=int,
+        help="the port of the running `evidencia serve` whose emulator to use, "
+        "when several are running",
+    )
     groups = admin.add_subparsers(dest="group", required=True)
 
     tenant = groups.add_parser("tenant").add_subparsers(dest="action", required=True)
@@ -71,12 +77,21 @@ def add_parser(subparsers: Any) -> None:
     revoke.add_argument("token_id")
 
 
-def _use_running_emulator() -> None:
-    from cli.host import running_emulator
+def _use_running_emulator(port: int | None) -> None:
+    """Point at the emulator of the running local host: the one on `port`, or the only
+    one running; with none running, FIRESTORE_EMULATOR_HOST (or real Firestore) stays."""
+    from cli.host import running_hosts
 
-    host = running_emulator()
-    if host:
-        os.environ["FIRESTORE_EMULATOR_HOST"] = host
+    hosts = running_hosts()
+    if port is not None:
+        if port not in hosts:
+            raise AdminError(f"No `evidencia serve` is running on port {port}.")
+        os.environ["FIRESTORE_EMULATOR_HOST"] = hosts[port]
+    elif len(hosts) == 1:
+        os.environ["FIRESTORE_EMULATOR_HOST"] = next(iter(hosts.values()))
+    elif len(hosts) > 1:
+        ports = ", ".join(str(p) for p in sorted(hosts))
+        raise AdminError(f"Local hosts are running on ports {ports}; say which with --port.")
 
 
 def _find_tenant(client: firestore.Client, tenant_id: str) -> str:
@@ -161,5 +176,5 @@ COMMANDS = {
 
 
 def run(args: argparse.Namespace) -> None:
-    _use_running_emulator()
+    _use_running_emulator(args.port)
     COMMANDS[(args.group, args.action)](args)

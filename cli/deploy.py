@@ -23,6 +23,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from functions.registry import ENTRIES, Entry
+from shared.config import WORKER_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ("main.py", "functions", "shared", "schemas")
@@ -219,7 +220,7 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
             f"--trigger-location={target.firestore_location}",
             f"--trigger-service-account={target.account('trigger')}",
             "--retry",
-            "--timeout=540s",
+            f"--timeout={WORKER_TIMEOUT_S}s",
             "--no-allow-unauthenticated",
         ]
     elif entry.schedule is not None:

@@ -150,15 +150,13 @@ class Emulator:
             self.log.close()
 
 
-def start(port: int | None = None, functions_port: int | None = None) -> Emulator:
-    """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM)."""
-    jar, java = find_jar(), find_java()
-    port = port or free_port()
-    command = [
+def command(jar: str, java: str, port: int, functions_port: int | None) -> list[str]:
+    """The command line that starts the emulator, delivering triggers to `functions_port`."""
+    line = [
         java,
         "-Duser.language=en",
         "-cp",
-        str(jar),
+        jar,
         MAIN_CLASS,
         "start",
         "--host=127.0.0.1",
@@ -166,9 +164,17 @@ def start(port: int | None = None, functions_port: int | None = None) -> Emulato
         f"--project_id={PROJECT_ID}",
     ]
     if functions_port is not None:
-        command.append(f"--functions_emulator=127.0.0.1:{functions_port}")
+        line.append(f"--functions_emulator=127.0.0.1:{functions_port}")
+    return line
+
+
+def start(port: int | None = None, functions_port: int | None = None) -> Emulator:
+    """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM)."""
+    jar, java = find_jar(), find_java()
+    port = port or free_port()
+    command_line = command(str(jar), java, port, functions_port)
     log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)  # noqa: SIM115 - closed by Emulator.stop
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(command_line, stdout=log, stderr=subprocess.STDOUT)
     emulator = Emulator(host=f"127.0.0.1:{port}", process=process, log=log)
     try:
         emulator.wait_ready()

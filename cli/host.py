@@ -7,9 +7,11 @@ CloudEvents to `/functions/projects/{project}/triggers/{name}`, and each goes to
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -92,7 +94,16 @@ def _error(error: HTTPException) -> flask.Response:
     return response
 
 
-def build_app(project_id: str, in_flight: InFlight) -> flask.Flask:
+def _probe_view(probes: Probes) -> Callable[[], Any]:
+    def view() -> Any:
+        event = from_http(dict(flask.request.headers), flask.request.get_data())
+        probes.saw(str(event.get("document", "")).rsplit("/", 1)[-1])
+        return "OK"
+
+    return view
+
+
+def build_app(project_id: str, in_flight: InFlight, probes: Probes) -> flask.Flask:
     app = flask.Flask("evidencia")
     for entry in http_entries():
         assert entry.route is not None
@@ -109,6 +120,12 @@ def build_app(project_id: str, in_flight: InFlight) -> flask.Flask:
             view_func=_trigger_view(entry, in_flight),
             methods=["POST"],
         )
+    app.add_url_rule(
+        f"/functions/projects/{project_id}/triggers/{PROBE_TRIGGER}",
+        endpoint=PROBE_TRIGGER,
+        view_func=_probe_view(probes),
+        methods=["POST"],
+    )
     app.add_url_rule(
         "/openapi.json",
         endpoint="openapi",
@@ -159,6 +176,7 @@ class LocalHost:
         emulator: emulator_module.Emulator,
         owns_emulator: bool,
         schedule_interval_s: float | None = None,
+        listener: socket.socket | None = None,
     ) -> None:
         from shared.config import settings
 
@@ -166,8 +184,10 @@ class LocalHost:
         self.emulator = emulator
         self.owns_emulator = owns_emulator
         self.in_flight = InFlight()
-        app = build_app(emulator.project_id, self.in_flight)
-        self.server: BaseWSGIServer = make_server("127.0.0.1", port, app, threaded=True)
+        self.probes = Probes()
+        app = build_app(emulator.project_id, self.in_flight, self.probes)
+        fd = listener.fileno() if listener is not None else None
+        self.server: BaseWSGIServer = make_server("127.0.0.1", port, app, threaded=True, fd=fd)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         interval = (
             settings().schedule_interval_s if schedule_interval_s is None else schedule_interval_s
@@ -186,14 +206,29 @@ class LocalHost:
 
     def stop(self) -> None:
         self.scheduler.stop()
-        self.server.shutdown()
-        self.thread.join(timeout=10)
+        if self.thread.is_alive():
+            self.server.shutdown()
+            self.thread.join(timeout=10)
         self.server.server_close()
         if self.owns_emulator:
             self.emulator.stop()
 
 
-def open_host(port: int) -> LocalHost:
+class HostError(RuntimeError):
+    pass
+
+
+def bind(port: int) -> socket.socket:
+    """The host's listening socket, bound before anything else starts."""
+    try:
+        return socket.create_server(("127.0.0.1", port))
+    except OSError as error:
+        raise HostError(
+            f"Port {port} cannot be used ({error.strerror}); pick another with --port."
+        ) from None
+
+
+def open_host(port: int, listener: socket.socket) -> LocalHost:
     """The emulator named by FIRESTORE_EMULATOR_HOST, or a new one delivering to `port`."""
     from shared.config import settings
 
@@ -201,22 +236,30 @@ def open_host(port: int) -> LocalHost:
     if external:
         project_id = settings().project_id or emulator_module.PROJECT_ID
         emulator = emulator_module.Emulator(host=external, project_id=project_id)
-        return LocalHost(port, emulator, owns_emulator=False)
+        return LocalHost(port, emulator, owns_emulator=False, listener=listener)
     emulator = emulator_module.start(functions_port=port)
     os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host
-    return LocalHost(port, emulator, owns_emulator=True)
+    try:
+        return LocalHost(port, emulator, owns_emulator=True, listener=listener)
+    except BaseException:
+        emulator.stop()
+        raise
 
 
-def state_file() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"  # noqa: S108 - per-user name below
-    return Path(base) / f"evidencia-serve-{os.getuid()}.json"
+def _runtime_dir() -> Path:
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp")  # noqa: S108 - per-user names below
+
+
+def state_file(port: int) -> Path:
+    return _runtime_dir() / f"evidencia-serve-{os.getuid()}-{port}.json"
 
 
 def write_state(host: LocalHost) -> None:
-    state_file().write_text(
+    state_file(host.port).write_text(
         json.dumps(
             {
                 "pid": os.getpid(),
+                "port": host.port,
                 "url": host.url,
                 "firestore_emulator_host": host.emulator.host,
             }
@@ -224,15 +267,17 @@ def write_state(host: LocalHost) -> None:
     )
 
 
-def running_emulator() -> str | None:
-    """The emulator of a running `evidencia serve`, if one is running."""
-    try:
-        state = json.loads(state_file().read_text())
-        os.kill(int(state["pid"]), 0)
-    except (OSError, ValueError, KeyError):
-        return None
-    host: str = state["firestore_emulator_host"]
-    return host
+def running_hosts() -> dict[int, str]:
+    """The emulator of each running `evidencia serve`, by its port."""
+    found: dict[int, str] = {}
+    for path in _runtime_dir().glob(f"evidencia-serve-{os.getuid()}-*.json"):
+        try:
+            state = json.loads(path.read_text())
+            os.kill(int(state["pid"]), 0)
+        except (OSError, ValueError, KeyError):
+            continue
+        found[int(state["port"])] = str(state["firestore_emulator_host"])
+    return found
 
 
 def _interrupt(_signum: int, _frame: object) -> None:
@@ -244,25 +289,78 @@ def serve(port: int) -> None:
 
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
-    host = open_host(port).start()
-    write_state(host)
-    print(f"Evidencia local host: {host.url}", flush=True)
-    print(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}", flush=True)
-    configured = (
-        "configured"
-        if settings().gemini_configured
-        else "not configured (runs fail not_configured)"
-    )
-    print(f"Gemini: {configured}", flush=True)
-    print(
-        f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
-        flush=True,
-    )
-    logs.info("Local host started", url=host.url, emulator=host.emulator.host)
+    listener = bind(port)
+    host: LocalHost | None = None
     try:
+        host = open_host(port, listener).start()
+        if not host.owns_emulator:
+            check_delivery(host)
+        write_state(host)
+        print(f"Evidencia local host: {host.url}", flush=True)
+        print(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}", flush=True)
+        configured = (
+            "configured"
+            if settings().gemini_configured
+            else "not configured (runs fail not_configured)"
+        )
+        print(f"Gemini: {configured}", flush=True)
+        print(
+            f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
+            flush=True,
+        )
+        logs.info("Local host started", url=host.url, emulator=host.emulator.host)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
     finally:
-        host.stop()
-        state_file().unlink(missing_ok=True)
+        if host is not None:
+            host.stop()
+            state_file(port).unlink(missing_ok=True)
+        listener.close()
+
+
+PROBE_TRIGGER = "evidencia_delivery_probe"
+PROBE_COLLECTION = "evidencia_delivery_probes"
+PROBE_WAIT_S = 10.0
+
+
+class Probes:
+    """Delivery probes the host has received, by document id."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._changed = threading.Condition()
+
+    def saw(self, document_id: str) -> None:
+        with self._changed:
+            self._seen.add(document_id)
+            self._changed.notify_all()
+
+    def wait_for(self, document_id: str, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: document_id in self._seen, timeout=timeout)
+
+
+def suitable_emulator_command(port: int) -> str:
+    jar = "JAR"
+    with contextlib.suppress(emulator_module.EmulatorError):
+        jar = str(emulator_module.find_jar())
+    return " ".join(emulator_module.command(jar, "java", 8181, functions_port=port))
+
+
+def check_delivery(host: LocalHost) -> None:
+    """Fail unless the emulator delivers document-created events to this host: a probe
+    document is created and its event must arrive."""
+    from shared.clients import db
+    from shared.ids import new_ulid
+
+    host.emulator.register_trigger(PROBE_TRIGGER, f"{PROBE_COLLECTION}/{{probeId}}")
+    probe_id = new_ulid()
+    db().collection(PROBE_COLLECTION).document(probe_id).create({"at": probe_id})
+    if not host.probes.wait_for(probe_id, PROBE_WAIT_S):
+        raise HostError(
+            f"The Firestore emulator at {host.emulator.host} does not deliver trigger events to "
+            f"this host (port {host.port}), so runs, analyses and evaluations would never start. "
+            "Start an emulator that delivers to it, then point FIRESTORE_EMULATOR_HOST at it "
+            f"(port 8181 here):\n  {suitable_emulator_command(host.port)}"
+        )

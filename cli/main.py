@@ -8,6 +8,7 @@ import sys
 
 from cli import admin, deploy
 from cli.emulator import EmulatorError
+from cli.host import HostError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -17,13 +18,22 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     openapi = commands.add_parser("openapi", help="regenerate schemas/openapi.json")
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
-    commands.add_parser("doctor", help="check Java, the Firestore emulator and Gemini settings")
+    doctor_command = commands.add_parser(
+        "doctor", help="check Java, the Firestore emulator and Gemini settings"
+    )
+    doctor_command.add_argument(
+        "--port",
+        type=int,
+        default=8080,
+        help="the port `evidencia serve` will use: with FIRESTORE_EMULATOR_HOST set, doctor "
+        "checks that this emulator delivers trigger events to it",
+    )
     admin.add_parser(commands)
     deploy.add_parser(commands)
     return root
 
 
-def doctor() -> None:
+def doctor(port: int) -> None:
     """Say what the local host will use, or fail with what to install."""
     from cli.emulator import find_jar, find_java
     from shared.config import settings
@@ -31,6 +41,7 @@ def doctor() -> None:
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if external:
         print(f"Firestore emulator: {external} (from FIRESTORE_EMULATOR_HOST)")
+        print(f"Trigger delivery to port {port}: {probe_delivery(port)}")
     else:
         print(f"Java: {find_java()}")
         print(f"Firestore emulator jar: {find_jar()}")
@@ -43,6 +54,28 @@ def doctor() -> None:
     print(f"Gemini: {state}")
 
 
+def probe_delivery(port: int) -> str:
+    """Whether the emulator delivers trigger events to a host on `port` (checked with a
+    short-lived host there); raises `HostError` when it does not."""
+    from cli.emulator import Emulator
+    from cli.host import LocalHost, bind, check_delivery
+    from shared.config import settings
+
+    try:
+        listener = bind(port)
+    except HostError:
+        return "not checked: the port is in use (by a running host?)"
+    emulator = Emulator(os.environ["FIRESTORE_EMULATOR_HOST"], settings().project_id or "")
+    host = LocalHost(port, emulator, owns_emulator=False, schedule_interval_s=0, listener=listener)
+    try:
+        host.start()
+        check_delivery(host)
+    finally:
+        host.stop()
+        listener.close()
+    return "ok"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -53,14 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "deploy":
             return deploy.run(args)
         elif args.command == "doctor":
-            doctor()
+            doctor(args.port)
         elif args.command == "openapi":
             from cli.openapi import write
 
             return write(check=args.check)
         else:
             admin.run(args)
-    except (admin.AdminError, EmulatorError) as error:
+    except (admin.AdminError, EmulatorError, HostError) as error:
         print(f"evidencia: {error}", file=sys.stderr)
         return 1
     return 0

@@ -138,6 +138,16 @@ ENTRIES: tuple[Entry, ...] = (
         ),
     ),
     Entry(
+        name="research_sweep",
+        kind="http",
+        module="functions.research.sweep",
+        summary="Settle runs stuck past their lease or queue deadline (Cloud Scheduler)",
+        tag="research",
+        route="/internal/research/sweep",
+        operations=(Operation("POST"),),
+        schedule="* * * * *",
+    ),
+    Entry(
         name="research_run_worker",
         kind="trigger",
         module="functions.research.run_worker",
@@ -329,6 +339,16 @@ ENTRIES: tuple[Entry, ...] = (
                 response_schema="agentconnect/evaluations.response",
             ),
         ),
+    ),
+    Entry(
+        name="agentconnect_sweep",
+        kind="http",
+        module="functions.agentconnect.sweep",
+        summary="Freeze evaluations stuck past their lease or queue deadline (Cloud Scheduler)",
+        tag="agentconnect",
+        route="/internal/agentconnect/sweep",
+        operations=(Operation("POST"),),
+        schedule="* * * * *",
     ),
     Entry(
         name="agentconnect_evaluation_worker",

@@ -9,17 +9,67 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from google.api_core import exceptions
 from google.cloud import firestore
 
 from shared.config import settings
+from shared.errors import ApiError, ErrorCode
+
+RETRY_AFTER_UNAVAILABLE_S = 5
 
 if TYPE_CHECKING:
     from google import genai
 
 
+STREAMED_QUERIES = frozenset({"run_query", "run_aggregation_query"})
+QUERY_TIMEOUT_S = 60.0
+"""A streamed query may take this long to deliver all its results."""
+
+
 @cache
 def db() -> firestore.Client:
-    return firestore.Client(project=settings().project_id)
+    client = firestore.Client(project=settings().project_id)
+    _bound_every_call(client, settings().firestore_timeout_s)
+    return client
+
+
+def _bound_every_call(client: firestore.Client, seconds: float) -> None:
+    """Make every Firestore call give up after `seconds`, its retries included (a query
+    may stream its results for longer).
+
+    The library's defaults retry an unreachable Firestore for 60 to 300 s per call, and
+    the calls a transaction makes (begin, commit, rollback) take no timeout argument, so
+    the defaults of the transport's wrapped methods are bounded here, once per client."""
+    transport = client._firestore_api.transport
+    for method, wrapped in transport._wrapped_methods.items():
+        attempt_s = (
+            max(seconds, QUERY_TIMEOUT_S) if method.__name__ in STREAMED_QUERIES else seconds
+        )
+        if wrapped._retry is not None:
+            wrapped._retry = wrapped._retry.with_timeout(seconds)
+        wrapped._timeout = attempt_s
+
+
+def store_fault(error: Exception) -> ApiError | None:
+    """The API's answer to a Firestore fault: unreachable or out of time is `503`, a
+    transaction that lost to contention `409`, both with `Retry-After`; None otherwise."""
+    if isinstance(error, ValueError) and isinstance(error.__cause__, exceptions.Aborted):
+        error = error.__cause__
+    if isinstance(error, exceptions.Aborted):
+        return ApiError(
+            ErrorCode.CONFLICT,
+            "The request met a concurrent change to the same data; retry it.",
+            headers={"Retry-After": "1"},
+        )
+    if isinstance(
+        error, (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
+    ):
+        return ApiError(
+            ErrorCode.UNAVAILABLE,
+            "The database did not answer in time; retry shortly.",
+            headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)},
+        )
+    return None
 
 
 @cache
@@ -28,16 +78,11 @@ def gemini() -> genai.Client:
     from google.genai import types
 
     config = settings()
-    retry = types.HttpRetryOptions(
-        attempts=config.gemini_attempts,
-        initial_delay=config.gemini_initial_delay_s,
-        max_delay=max(config.gemini_initial_delay_s * 8, 0.01),
-        jitter=0.0 if config.gemini_initial_delay_s < 0.1 else 1.0,
-    )
+    # One try per library call: `shared.gemini` makes the tries, bounded by the job's time.
     options = types.HttpOptions(
         base_url=config.gemini_base_url,
         timeout=config.gemini_timeout_ms,
-        retry_options=retry,
+        retry_options=types.HttpRetryOptions(attempts=1),
     )
     if config.gemini_use_vertex:
         return genai.Client(http_options=options)

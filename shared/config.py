@@ -27,6 +27,25 @@ def _float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
 
 
+WORKER_TIMEOUT_S = 540
+"""The deployed timeout of every trigger function (the most an event function may have)."""
+SETTLE_MARGIN_S = 30
+"""Time a worker keeps after its lease to write the outcome before its function times out."""
+
+
+def _lease(name: str, default: int) -> int:
+    """A worker lease: every Gemini call of the job ends inside it, and the lease ends
+    inside the function's timeout, so a job always settles before its function stops."""
+    lease = _int(name, default)
+    if not 1 <= lease <= WORKER_TIMEOUT_S - SETTLE_MARGIN_S:
+        raise ValueError(
+            f"{name} must be 1 to {WORKER_TIMEOUT_S - SETTLE_MARGIN_S} seconds "
+            f"(the worker function's {WORKER_TIMEOUT_S} s timeout less {SETTLE_MARGIN_S} s "
+            f"to settle), got {lease}"
+        )
+    return lease
+
+
 @dataclass(frozen=True)
 class Settings:
     project_id: str | None
@@ -56,6 +75,8 @@ class Settings:
     agentconnect_session_token_hours: int
     agentconnect_lease_seconds: int
     agentconnect_output_token_limit: int
+    job_queue_seconds: int
+    firestore_timeout_s: float
 
     @property
     def gemini_configured(self) -> bool:
@@ -88,19 +109,21 @@ def load_settings() -> Settings:
         research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
         research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
         research_workspace_token_budget=_int("RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000),
-        research_lease_seconds=_int("RESEARCH_LEASE_SECONDS", 300),
+        research_lease_seconds=_lease("RESEARCH_LEASE_SECONDS", 300),
         retention_hours=24,
         psychologist_event_retention_hours=_int("PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
         psychologist_heartbeat_timeout_s=_int("PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300),
         psychologist_input_token_budget=_int("PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000),
         psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
-        psychologist_lease_seconds=_int("PSYCHOLOGIST_LEASE_SECONDS", 900),
+        psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_int("AGENTCONNECT_RAW_TEXT_LIMIT", 16_384),
         agentconnect_details_retention_hours=_int("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
         agentconnect_session_token_hours=_int("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
-        agentconnect_lease_seconds=_int("AGENTCONNECT_LEASE_SECONDS", 120),
+        agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),
         agentconnect_output_token_limit=_int("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
+        job_queue_seconds=_int("JOB_QUEUE_SECONDS", 600),
+        firestore_timeout_s=_float("FIRESTORE_TIMEOUT_S", 5.0),
     )
 
 

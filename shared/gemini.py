@@ -1,9 +1,11 @@
 """One way to ask Gemini for JSON that follows a schema, with every failure classified.
 
-The client is the cached one from `shared.clients`; the library retries 408/429/5xx and
-transport faults with exponential backoff (`GEMINI_ATTEMPTS`, `GEMINI_INITIAL_DELAY_S`).
-The answer is returned parsed but unchecked: callers validate it against the schema and
-against what is stored, because model output is untrusted.
+The client is the cached one from `shared.clients`. Tries are made here, not by the
+library, so that a job's deadline bounds them: `GEMINI_ATTEMPTS` tries in all, spaced by
+Gemini's own `Retry-After` when it sends one, else by exponential backoff from
+`GEMINI_INITIAL_DELAY_S`; no try starts, or waits, past the deadline. The answer is
+returned parsed but unchecked: callers validate it against the schema and against what
+is stored, because model output is untrusted.
 """
 
 from __future__ import annotations
@@ -11,14 +13,20 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from functools import cache
 from typing import Any
 
+import tenacity
 from google.genai import errors, types
 
 from shared.clients import gemini
 from shared.config import settings
+from shared.retention import utcnow
+
+RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+MAX_BACKOFF_S = 30.0
 
 
 class FailureKind(StrEnum):
@@ -98,6 +106,80 @@ def _logprobs(candidate: types.Candidate) -> list[tuple[str, float]] | None:
     ]
 
 
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, errors.APIError):
+        return error.code in RETRIED_STATUSES
+    return isinstance(error, _transport_errors())
+
+
+def _retry_after_s(error: BaseException | None) -> float | None:
+    """Gemini's `Retry-After` in seconds, when it sent one as a number."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    raw = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(float(raw), 0.0) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _remaining_s(deadline: datetime | None) -> float:
+    return float("inf") if deadline is None else (deadline - utcnow()).total_seconds()
+
+
+class _Pacing(tenacity.wait.wait_base):
+    """Gemini's `Retry-After` when given, else exponential backoff."""
+
+    def __init__(self, initial_s: float) -> None:
+        self.backoff = tenacity.wait_exponential(multiplier=initial_s, max=MAX_BACKOFF_S)
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        outcome = retry_state.outcome
+        asked = _retry_after_s(outcome.exception() if outcome is not None else None)
+        return asked if asked is not None else float(self.backoff(retry_state))
+
+
+class _OutOfTime(tenacity.stop.stop_base):
+    """Stop when the next wait would end past the deadline."""
+
+    def __init__(self, pacing: _Pacing, deadline: datetime | None) -> None:
+        self.pacing = pacing
+        self.deadline = deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.pacing(retry_state) >= _remaining_s(self.deadline)
+
+
+def _call(
+    prompt: str, request_config: types.GenerateContentConfig, deadline: datetime | None
+) -> types.GenerateContentResponse:
+    """One answer from Gemini, tried as the settings and the deadline allow."""
+    config = settings()
+    pacing = _Pacing(config.gemini_initial_delay_s)
+
+    def attempt() -> types.GenerateContentResponse:
+        remaining = _remaining_s(deadline)
+        if remaining <= 0:
+            raise TimeoutError("the job's deadline passed before Gemini answered")
+        timeout_ms = max(int(min(config.gemini_timeout_ms, remaining * 1000)), 1)
+        bounded = request_config.model_copy(
+            update={"http_options": types.HttpOptions(timeout=timeout_ms)}
+        )
+        return gemini().models.generate_content(
+            model=config.gemini_model, contents=prompt, config=bounded
+        )
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(max(config.gemini_attempts, 1))
+        | _OutOfTime(pacing, deadline),
+        wait=pacing,
+        retry=tenacity.retry_if_exception(_retryable),
+        reraise=True,
+    )
+    response: types.GenerateContentResponse = retrying(attempt)
+    return response
+
+
 def generate_json(
     *,
     system: str,
@@ -105,7 +187,11 @@ def generate_json(
     schema: dict[str, Any],
     max_output_tokens: int,
     logprobs: bool = False,
+    deadline: datetime | None = None,
 ) -> JsonAnswer:
+    """Gemini's JSON answer to one prompt; every failure is a classified `GeminiError`.
+
+    `deadline` is when the caller's job must be done: no try runs or waits past it."""
     config = settings()
     if not config.gemini_configured:
         raise GeminiError(FailureKind.NOT_CONFIGURED, "no Gemini credentials are configured")
@@ -118,19 +204,30 @@ def generate_json(
         response_logprobs=logprobs or None,
     )
     try:
-        response = gemini().models.generate_content(
-            model=config.gemini_model, contents=prompt, config=request_config
-        )
+        response = _call(prompt, request_config, deadline)
     except errors.APIError as error:
         raise GeminiError(
             FailureKind.PROVIDER_UNAVAILABLE,
             f"Gemini answered HTTP {error.code}",
             raw=f"HTTP {error.code}: {error.message}",
         ) from error
+    except TimeoutError as error:
+        raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error)) from error
     except _transport_errors() as error:
         raise GeminiError(
             FailureKind.PROVIDER_UNAVAILABLE, f"Gemini was not reached: {type(error).__name__}"
         ) from error
+    except ValueError as error:
+        # The library raises ValueError (JSONDecodeError, pydantic's ValidationError) when
+        # a 200 response's body is not a GenerateContentResponse.
+        raise GeminiError(
+            FailureKind.PROVIDER_UNAVAILABLE,
+            f"Gemini's response could not be read: {type(error).__name__}",
+        ) from error
+    return _json_answer(response)
+
+
+def _json_answer(response: types.GenerateContentResponse) -> JsonAnswer:
     usage = _usage(response)
     raw = response.model_dump_json(exclude_none=True)
     candidate = response.candidates[0] if response.candidates else None

@@ -21,7 +21,7 @@ import flask
 from werkzeug.datastructures import Headers
 
 from shared import auth, logs
-from shared.clients import db
+from shared.clients import db, store_fault
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_uuid
 from shared.validation import load_schema, validate
@@ -244,15 +244,19 @@ def _respond(request: flask.Request, produce: Callable[[str], Reply]) -> flask.R
         response = _json_response(reply.body, reply.status, reply.headers)
     except ApiError as error:
         response = _json_response(error.body(request_id), error.status, error.headers)
-    except Exception:  # noqa: BLE001 - the one place where unknown faults become `internal`
-        logs.error(
-            "Unhandled error",
-            request_id=request_id,
-            path=request.path,
-            stack_trace=traceback.format_exc(),
-        )
-        internal = ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
-        response = _json_response(internal.body(request_id), internal.status, {})
+    except Exception as error:  # noqa: BLE001 - the one place where unknown faults become `internal`
+        known = store_fault(error)
+        if known is None:
+            logs.error(
+                "Unhandled error",
+                request_id=request_id,
+                path=request.path,
+                stack_trace=traceback.format_exc(),
+            )
+            known = ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
+        else:
+            logs.warning("Firestore fault", request_id=request_id, cause=repr(error))
+        response = _json_response(known.body(request_id), known.status, known.headers)
     response.headers["x-request-id"] = request_id
     logs.info(
         f"{request.method} {request.path} {response.status_code}",

@@ -1,14 +1,18 @@
 """A local HTTP server that speaks Gemini's REST protocol, scripted per test.
 
 `POST /{v1beta|v1}/models/{model}:generateContent` takes the next scripted reply: a JSON
-answer, an HTTP error status, a delay past the client's timeout, malformed JSON text,
-no candidate, or a finish reason other than STOP. Every request body is recorded.
+answer, an HTTP error status (with `Retry-After` if asked), a delay past the client's
+timeout, malformed JSON text, no candidate, a finish reason other than STOP, a `200`
+whose body is not JSON or is empty, or a connection reset before any answer. Every
+request body is recorded.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -30,6 +34,11 @@ class Reply:
     usage: tuple[int, int] = (120, 40)
     model_version: str = "gemini-test-001"
     logprobs: list[tuple[str, float]] | None = None
+    raw_body: bytes | None = None
+    """Sent as it is instead of a JSON body."""
+    headers: dict[str, str] = field(default_factory=dict)
+    reset: bool = False
+    """Close the connection with a TCP reset instead of answering."""
 
     def body(self) -> dict[str, Any]:
         if self.status != 200:
@@ -71,6 +80,8 @@ class Recorded:
     model: str
     body: dict[str, Any]
     headers: dict[str, str]
+    at: float = field(default_factory=time.monotonic)
+    """When the request arrived (monotonic clock)."""
 
     @property
     def prompt(self) -> str:
@@ -93,8 +104,16 @@ class GeminiTestServer:
     def answer_text(self, text: str, **kwargs: Any) -> None:
         self.replies.append(Reply(text=text, **kwargs))
 
-    def fail(self, status: int, times: int = 1) -> None:
-        self.replies.extend(Reply(status=status) for _ in range(times))
+    def fail(self, status: int, times: int = 1, retry_after: str | None = None) -> None:
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        self.replies.extend(Reply(status=status, headers=headers) for _ in range(times))
+
+    def answer_raw(self, body: bytes, times: int = 1) -> None:
+        """A `200` whose body is these bytes, JSON or not."""
+        self.replies.extend(Reply(raw_body=body) for _ in range(times))
+
+    def reset_connection(self, times: int = 1) -> None:
+        self.replies.extend(Reply(reset=True) for _ in range(times))
 
     def stall(self, seconds: float, times: int = 1) -> None:
         self.replies.extend(Reply(delay_s=seconds, text="{}") for _ in range(times))
@@ -147,14 +166,32 @@ class GeminiTestServer:
                 )
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                self._send(reply.status, reply.body())
+                if reply.reset:
+                    self._reset()
+                    return
+                data = reply.raw_body if reply.raw_body is not None else None
+                self._send(reply.status, reply.body(), data, reply.headers)
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _reset(self) -> None:
+                linger = struct.pack("ii", 1, 0)
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                self.connection.close()
+                self.close_connection = True
+
+            def _send(
+                self,
+                status: int,
+                body: dict[str, Any],
+                data: bytes | None = None,
+                headers: dict[str, str] | None = None,
+            ) -> None:
+                data = json.dumps(body).encode() if data is None else data
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

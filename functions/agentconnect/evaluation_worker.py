@@ -6,9 +6,9 @@ import functions_framework
 from cloudevents.http.event import CloudEvent
 
 from functions.agentconnect import worker
-from shared.events import decode_document_event
+from shared.jobs import deliver
 
 
 @functions_framework.cloud_event
 def agentconnect_evaluation_worker(event: CloudEvent) -> None:
-    worker.process(decode_document_event(event))
+    deliver(event, worker.process)

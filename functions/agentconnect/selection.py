@@ -48,11 +48,9 @@ def holds(when: dict[str, Any], answer: dict[str, Any]) -> bool:
 
 
 def target_of(rule: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
-    """The rule's target over the default; never a permission mode above the default's."""
-    target = {field: rule.get(field, default[field]) for field in TARGET_FIELDS}
-    if PERMISSION_RANK[target["permissionMode"]] > PERMISSION_RANK[default["permissionMode"]]:
-        target["permissionMode"] = default["permissionMode"]
-    return target
+    """The rule's target over the default. A rule's permission mode is never above the
+    default's: `configuration_issues` refuses such a selection before it is stored."""
+    return {field: rule.get(field, default[field]) for field in TARGET_FIELDS}
 
 
 def _issue(path: list[Any], message: str) -> dict[str, Any]:

@@ -9,9 +9,16 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.agentconnect import store
+from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.selection import configuration_issues
-from functions.agentconnect.views import evaluation_view, selection_view
-from shared import auth
+from functions.agentconnect.views import (
+    evaluation_view,
+    fallback_of,
+    selection_view,
+    stuck,
+    stuck_summary,
+)
+from shared import auth, jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -20,6 +27,7 @@ from shared.ids import new_ulid
 from shared.retention import utcnow
 
 NOT_READY_RETRY_S = "1"
+SWEEP_BATCH = 200
 
 
 def put_selection(call: Call) -> Reply:
@@ -42,10 +50,22 @@ def put_selection(call: Call) -> Reply:
             "created_by": call.principal.user_id,
         }
         transaction.create(store.selection_ref(org_id, agent_id, version), stored)
-        transaction.set(agent, {"selection_version": version}, merge=True)
+        transaction.set(
+            agent,
+            {"selection_version": version, "selection_fallback": fallback_of(call.body)},
+            merge=True,
+        )
         return stored
 
     return Reply(selection_view(org_id, agent_id, apply(db().transaction())))
+
+
+def _fallback_of_version(
+    transaction: firestore.Transaction, org_id: str, agent_id: str, version: int
+) -> dict[str, Any]:
+    """For agents whose selection was stored before the agent document kept its fallback."""
+    stored = store.selection_ref(org_id, agent_id, version).get(transaction=transaction)
+    return fallback_of((stored.to_dict() or {})["selection"])
 
 
 def start_session(call: Call) -> Reply:
@@ -65,6 +85,9 @@ def start_session(call: Call) -> Reply:
             raise conflict("This agent has no model selection yet: PUT one first.")
         if snapshots[session.path].exists:
             raise conflict(f"Session {session_id} has already started.")
+        fallback = current.get("selection_fallback") or _fallback_of_version(
+            transaction, org_id, agent_id, current["selection_version"]
+        )
         seq = current.get("last_seq", 0) + 1
         now = utcnow()
         token, token_id, token_document = auth.token_document(
@@ -89,7 +112,14 @@ def start_session(call: Call) -> Reply:
         )
         transaction.create(
             store.evaluation_ref(org_id, agent_id, seq),
-            {"seq": seq, "sessionId": session_id, "status": "pending", "created_at": now},
+            {
+                "seq": seq,
+                "sessionId": session_id,
+                "title": call.body["title"],
+                "status": "pending",
+                "created_at": now,
+                "fallback": fallback,
+            },
         )
         transaction.update(agent, {"last_seq": seq})
         return seq, token
@@ -113,6 +143,8 @@ def get_evaluation(call: Call) -> Reply:
     if summary is None:
         raise not_found("The evaluation")
     _own_session_only(call, summary["sessionId"])
+    if stuck(summary):
+        return Reply(evaluation_view(stuck_summary(summary), None))
     if summary["status"] != "frozen":
         raise ApiError(
             ErrorCode.CONFLICT,
@@ -141,3 +173,11 @@ def list_evaluations(call: Call) -> Reply:
             "nextPageToken": str(page[-1]["seq"]) if len(found) > limit else None,
         }
     )
+
+
+def sweep(request_id: str) -> Reply:
+    """Freeze evaluations stuck past their lease or queue deadline with their fallback
+    (Cloud Scheduler's job)."""
+    ended = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    logs.info("Sweep froze stuck evaluations", request_id=request_id, ended=len(ended))
+    return Reply({"ended": len(ended), "evaluations": ended})

@@ -14,6 +14,8 @@ from google.cloud import firestore
 
 from shared.clients import db
 
+EVALUATIONS = "evaluations"
+
 
 def agent_ref(org_id: str, agent_id: str) -> firestore.DocumentReference:
     ref: firestore.DocumentReference = (
@@ -37,7 +39,7 @@ def session_ref(org_id: str, agent_id: str, session_id: str) -> firestore.Docume
 
 
 def evaluations(org_id: str, agent_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = agent_ref(org_id, agent_id).collection("evaluations")
+    ref: firestore.CollectionReference = agent_ref(org_id, agent_id).collection(EVALUATIONS)
     return ref
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from shared import jobs
+from shared.config import settings
 from shared.retention import is_expired, iso, utcnow
 
 DETAIL_FIELDS = (
@@ -56,4 +58,48 @@ def selection_view(org_id: str, agent_id: str, data: dict[str, Any]) -> dict[str
         "createdAt": iso(data["created_at"]),
         "createdBy": data["created_by"],
         "selection": data["selection"],
+    }
+
+
+def fallback_of(selection: dict[str, Any]) -> dict[str, Any]:
+    """What a session gets when no evaluation decides: the selection's default target,
+    under its first decision."""
+    return {"target": dict(selection["default"]), "decisionId": selection["decision"]["decisionId"]}
+
+
+def stuck(evaluation: dict[str, Any], now: datetime | None = None) -> bool:
+    """An evaluation pending past its queue deadline, or evaluating past its lease."""
+    return jobs.stuck(evaluation, "pending", "evaluating", now or utcnow())
+
+
+def stuck_summary(evaluation: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """The frozen summary of an evaluation that no worker finished in time: the default
+    target, and an outcome that says why. Reads show it at once; the sweep or the next
+    delivery stores it."""
+    waited = "was never taken up" if evaluation["status"] == "pending" else "did not finish"
+    reason = f"the evaluation {waited} in time; fell back to the default target"
+    return fallback_summary(evaluation, reason, now)
+
+
+def fallback_summary(
+    evaluation: dict[str, Any], reason: str, now: datetime | None = None
+) -> dict[str, Any]:
+    """A frozen summary that applies the default target, for `reason`."""
+    fallback = evaluation["fallback"]
+    return {
+        "seq": evaluation["seq"],
+        "at": now or utcnow(),
+        "sessionId": evaluation["sessionId"],
+        "title": evaluation["title"],
+        "decisionId": fallback["decisionId"],
+        "outcome": "fallback",
+        "reason": reason,
+        "target": fallback["target"],
+        "answer": None,
+        "requestedModel": settings().gemini_model,
+        "actualModel": None,
+        "latencyMs": 0.0,
+        "usage": {"inputTokens": 0, "outputTokens": 0},
+        "status": "frozen",
+        "details_expires_at": evaluation["created_at"],
     }

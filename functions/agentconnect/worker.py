@@ -12,12 +12,13 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.cloud import firestore
 
 from functions.agentconnect import store
+from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.selection import (
     Step,
@@ -27,12 +28,12 @@ from functions.agentconnect.selection import (
     steps_of,
     target_of,
 )
-from shared import logs
-from shared.clients import db
+from functions.agentconnect.views import fallback_summary, stuck_summary
+from shared import jobs, logs
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, generate_json, model_schema
-from shared.ids import new_ulid
+from shared.jobs import Claim, JobGoneError, Snapshots
 from shared.retention import utcnow
 from shared.validation import issues_for, load_schema
 
@@ -59,6 +60,16 @@ class StepResult:
     detail: str = ""
     probability_source: str | None = None
     condition: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """What the worker stores: the summary, and the details when there are any."""
+
+    outcome: str
+    steps: int
+    summary: dict[str, Any]
+    details: dict[str, Any] | None
 
 
 @dataclass
@@ -116,7 +127,7 @@ def _checked_answer(question: dict[str, Any], data: Any) -> dict[str, Any] | Non
     return {"type": question["type"], "value": value, "probability": float(data["probability"])}
 
 
-def ask(step: Step, title: str, session_input: dict[str, Any]) -> StepResult:
+def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetime) -> StepResult:
     config = settings()
     prompt = _prompt(step, title, session_input)
     schema = _answer_schema(step.question)
@@ -142,6 +153,7 @@ def ask(step: Step, title: str, session_input: dict[str, Any]) -> StepResult:
             schema=schema,
             max_output_tokens=config.agentconnect_output_token_limit,
             logprobs=True,
+            deadline=deadline,
         )
     except GeminiError as error:
         elapsed = (time.perf_counter() - started) * 1000
@@ -189,11 +201,13 @@ def ask(step: Step, title: str, session_input: dict[str, Any]) -> StepResult:
     )
 
 
-def decide(selection: dict[str, Any], title: str, session_input: dict[str, Any]) -> Decision:
+def decide(
+    selection: dict[str, Any], title: str, session_input: dict[str, Any], deadline: datetime
+) -> Decision:
     default = selection["default"]
     results: list[StepResult] = []
     for step in steps_of(selection):
-        result = ask(step, title, session_input)
+        result = ask(step, title, session_input, deadline)
         results.append(result)
         if result.answer is None:
             why = (
@@ -307,49 +321,41 @@ def records(
     return summary, details
 
 
-def claim(org_id: str, agent_id: str, seq: int) -> str | None:
-    """A claim id when this worker may evaluate, else None."""
-    ref = store.evaluation_ref(org_id, agent_id, seq)
+def freeze(claimed: Claim, summary: dict[str, Any], details: dict[str, Any] | None) -> bool:
+    """Store the decision while the claim holds; a claim that lost its lease stores the
+    fallback that reads were already showing. True when this decision was stored."""
+    seq = claimed.job["seq"]
+    details_ref = claimed.ref.parent.parent.collection("evaluation_details").document(str(seq))
 
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> str | None:
-        current = ref.get(transaction=transaction).to_dict()
-        if current is None or current["status"] == "frozen":
-            return None
-        if current["status"] == "evaluating" and current["lease_until"] > utcnow():
-            return None
-        claim_id = new_ulid()
-        lease = timedelta(seconds=settings().agentconnect_lease_seconds)
-        transaction.update(
-            ref, {"status": "evaluating", "claim": claim_id, "lease_until": utcnow() + lease}
-        )
-        return claim_id
-
-    claimed: str | None = apply(db().transaction())
-    return claimed
-
-
-def freeze(
-    org_id: str,
-    agent_id: str,
-    seq: int,
-    claim_id: str,
-    summary: dict[str, Any],
-    details: dict[str, Any],
-) -> bool:
-    ref = store.evaluation_ref(org_id, agent_id, seq)
-
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> bool:
-        current = ref.get(transaction=transaction).to_dict()
-        if current is None or current["status"] != "evaluating" or current.get("claim") != claim_id:
+    def write(
+        transaction: firestore.Transaction,
+        current: dict[str, Any] | None,
+        held: bool,
+        _snapshots: Snapshots,
+    ) -> bool:
+        if current is None or current["status"] != "evaluating":
             return False
-        transaction.set(ref, summary)
-        transaction.set(store.details_ref(org_id, agent_id, seq), details)
+        if not held:
+            transaction.set(claimed.ref, stuck_summary(current))
+            return False
+        transaction.set(claimed.ref, summary)
+        if details is not None:
+            transaction.set(details_ref, details)
         return True
 
-    frozen: bool = apply(db().transaction())
-    return frozen
+    return jobs.settle(claimed, "evaluating", write)
+
+
+def _evaluate(claimed: Claim, session: dict[str, Any], session_id: str) -> Frozen:
+    agent = claimed.ref.parent.parent
+    version = agent.collection("selections").document(str(session["selection_version"]))
+    stored = version.get().to_dict()
+    if stored is None:
+        raise LookupError(f"selection version {session['selection_version']} is gone")
+    selection = stored["selection"]
+    decision = decide(selection, session["title"], session["input"], claimed.deadline)
+    summary, details = records(claimed.job["seq"], session_id, session, selection, decision)
+    return Frozen(decision.outcome, len(decision.results), summary, details)
 
 
 def process(event: DocumentEvent) -> None:
@@ -362,26 +368,27 @@ def process(event: DocumentEvent) -> None:
     org_id, agent_id, session_id = match.group("org"), match.group("agent"), match.group("session")
     session = store.session_ref(org_id, agent_id, session_id).get().to_dict()
     if session is None:
-        return
-    seq = session["seq"]
-    claim_id = claim(org_id, agent_id, seq)
-    if claim_id is None:
+        raise JobGoneError(event.path)
+    claimed = jobs.claim(store.evaluation_ref(org_id, agent_id, session["seq"]), LIFECYCLE)
+    if claimed is None:
         logs.info(
             "Evaluation already claimed or frozen", document=event.path, event_id=event.event_id
         )
         return
-    version = (
-        store.selection_ref(org_id, agent_id, session["selection_version"]).get().to_dict() or {}
-    )
-    selection = version["selection"]
-    decision = decide(selection, session["title"], session["input"])
-    summary, details = records(seq, session_id, session, selection, decision)
-    frozen = freeze(org_id, agent_id, seq, claim_id, summary, details)
+
+    def failed(code: str, error: GeminiError | None) -> Frozen:
+        cause = error.detail if error is not None else "the worker failed unexpectedly"
+        reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
+        return Frozen("fallback", 0, fallback_summary(claimed.job, reason), None)
+
+    frozen = jobs.run(claimed, lambda job: _evaluate(job, session, session_id), failed)
+    stored = freeze(claimed, frozen.summary, frozen.details)
     logs.info(
-        "Evaluation frozen" if frozen else "Evaluation superseded",
-        seq=seq,
+        "Evaluation frozen" if stored else "Evaluation superseded",
+        seq=session["seq"],
         agent_id=agent_id,
-        outcome=decision.outcome,
-        steps=len(decision.results),
-        **summary["usage"],
+        outcome=frozen.outcome,
+        steps=frozen.steps,
+        reason=frozen.summary["reason"],
+        **frozen.summary["usage"],
     )

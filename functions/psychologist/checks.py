@@ -25,10 +25,10 @@ def output_issues(output: Any) -> list[str]:
 
 
 def reasons_to_reject(hypothesis: dict[str, Any], facts: SessionFacts) -> list[str]:
+    """What the session's record contradicts in a schema-valid hypothesis (the published
+    schema already requires a cited event and a confidence within 0..100)."""
     reasons: list[str] = []
     cited = hypothesis["evidenceEventIds"]
-    if not cited:
-        reasons.append("cites no event")
     unknown = [event_id for event_id in cited if event_id not in facts.agent_by_event]
     if unknown:
         reasons.append(f"cites events that do not exist in this session: {', '.join(unknown)}")
@@ -37,8 +37,6 @@ def reasons_to_reject(hypothesis: dict[str, Any], facts: SessionFacts) -> list[s
         reasons.append(f"targets agent {agent!r}, which does not appear in this session")
     elif not any(facts.agent_by_event.get(event_id) == agent for event_id in cited):
         reasons.append(f"agent {agent!r} emitted none of the cited events")
-    if not 0 <= hypothesis["confiancaPercent"] <= 100:
-        reasons.append("confiancaPercent is outside 0..100")
     if hypothesis.get("terminationAnalysis") is not None and not facts.ended_abnormally:
         reasons.append("has a termination analysis, but the session did not end abnormally")
     return reasons

@@ -13,8 +13,9 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.psychologist import store
+from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.views import analysis_view, hypothesis_view, session_view
-from shared import logs
+from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -215,7 +216,8 @@ def end_session(call: Call) -> Reply:
 
 
 def sweep(request_id: str) -> Reply:
-    """End every open session silent for longer than the heartbeat timeout."""
+    """End every open session silent for longer than the heartbeat timeout, and settle
+    analyses stuck past their lease or queue deadline."""
     timeout = timedelta(seconds=settings().psychologist_heartbeat_timeout_s)
     cutoff = utcnow() - timeout
     stale = (
@@ -230,8 +232,14 @@ def sweep(request_id: str) -> Reply:
         for ref in (snapshot.reference for snapshot in stale.stream())
         if _end_if_still_silent(ref, cutoff)
     ]
-    logs.info("Sweep ended silent sessions", request_id=request_id, ended=len(ended))
-    return Reply({"ended": len(ended), "sessions": [ref.id for ref in ended]})
+    settled = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    logs.info(
+        "Sweep ended silent sessions and stuck analyses",
+        request_id=request_id,
+        ended=len(ended),
+        analyses=len(settled),
+    )
+    return Reply({"ended": len(ended), "sessions": [ref.id for ref in ended], "analyses": settled})
 
 
 def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime) -> bool:

@@ -15,6 +15,8 @@ from google.cloud import firestore
 
 from shared.clients import db
 
+ANALYSES = "analyses"
+
 
 def project_ref(project_id: str) -> firestore.DocumentReference:
     ref: firestore.DocumentReference = db().collection("projects").document(project_id)
@@ -42,7 +44,7 @@ def event_chunks(project_id: str, session_id: str) -> firestore.CollectionRefere
 
 def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReference:
     ref: firestore.DocumentReference = (
-        project_ref(project_id).collection("analyses").document(analysis_id)
+        project_ref(project_id).collection(ANALYSES).document(analysis_id)
     )
     return ref
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from shared import jobs
+from shared.jobs import UNCONFIRMED
 from shared.retention import iso, utcnow
 
 
@@ -49,17 +51,17 @@ def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict
     }
 
 
-def _analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
-    """A processing analysis whose lease passed failed unconfirmed, as a reader must see it."""
-    lease = data.get("lease_until")
-    if data["status"] == "processing" and lease is not None and lease <= utcnow():
-        return "failed", "generation_unconfirmed"
+def analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
+    """An analysis processing past its lease, or queued past its queue deadline, failed
+    unconfirmed, as a reader must see it (the sweep or the next delivery stores that)."""
+    if jobs.stuck(data, "queued", "processing", utcnow()):
+        return "failed", UNCONFIRMED
     return data["status"], data.get("failure_code")
 
 
 def analysis_view(data: dict[str, Any]) -> dict[str, Any]:
     usage = data.get("usage", {})
-    status, failure = _analysis_state(data)
+    status, failure = analysis_state(data)
     return {
         "id": data["id"],
         "projectId": data["project_id"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -19,6 +19,7 @@ from google.cloud import firestore
 
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
+from functions.psychologist.lifecycle import LIFECYCLE, failed
 from functions.psychologist.prompts import (
     SYSTEM,
     InputTooLargeError,
@@ -27,12 +28,12 @@ from functions.psychologist.prompts import (
     combine_call,
 )
 from functions.psychologist.signals import find_signals
-from shared import logs
-from shared.clients import db
+from shared import jobs, logs
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, generate_json, model_schema
 from shared.ids import new_ulid
+from shared.jobs import UNCONFIRMED, Claim, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
 from shared.validation import load_schema
 
@@ -71,30 +72,8 @@ def gemini_output_schema() -> dict[str, Any]:
     return schema
 
 
-def _failed(code: str) -> dict[str, Any]:
-    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
-
-
-def claim(project_id: str, analysis_id: str) -> dict[str, Any] | None:
-    ref = store.analysis_ref(project_id, analysis_id)
-
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> dict[str, Any] | None:
-        analysis = ref.get(transaction=transaction).to_dict()
-        if analysis is None:
-            return None
-        if analysis["status"] == "processing" and analysis["lease_until"] <= utcnow():
-            transaction.update(ref, _failed("generation_unconfirmed"))
-            return None
-        if analysis["status"] != "queued":
-            return None
-        lease = timedelta(seconds=settings().psychologist_lease_seconds)
-        changes = {"status": "processing", "started_at": utcnow(), "lease_until": utcnow() + lease}
-        transaction.update(ref, changes)
-        return {**analysis, **changes}
-
-    claimed: dict[str, Any] | None = apply(db().transaction())
-    return claimed
+def claim(project_id: str, analysis_id: str) -> Claim | None:
+    return jobs.claim(store.analysis_ref(project_id, analysis_id), LIFECYCLE)
 
 
 def load_log(analysis: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -116,7 +95,7 @@ def load_log(analysis: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, A
     return session, events
 
 
-def _ask(call: ModelCall, outcome: Outcome) -> list[dict[str, Any]]:
+def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[dict[str, Any]]:
     """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
     try:
         reply = generate_json(
@@ -124,6 +103,7 @@ def _ask(call: ModelCall, outcome: Outcome) -> list[dict[str, Any]]:
             prompt=call.text,
             schema=gemini_output_schema(),
             max_output_tokens=settings().psychologist_output_token_limit,
+            deadline=deadline,
         )
         usage = reply.usage
     except GeminiError as error:
@@ -168,11 +148,14 @@ def _checked(
     return kept
 
 
-def produce(analysis: dict[str, Any]) -> Outcome:
+def produce(claimed: Claim, outcome: Outcome) -> Outcome:
+    """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
+    above all) is still there to settle with."""
+    analysis = claimed.job
     session, events = load_log(analysis)
-    outcome = Outcome(
-        signals=find_signals(events, session), event_count=len(events), session=session
-    )
+    outcome.signals = find_signals(events, session)
+    outcome.event_count = len(events)
+    outcome.session = session
     if not events:
         outcome.failure = "session_empty"
         return outcome
@@ -194,13 +177,15 @@ def produce(analysis: dict[str, Any]) -> Outcome:
     outcome.chunk_count = len(calls)
     try:
         findings = [
-            h for call in calls for h in _checked(_ask(call, outcome), facts, call.phase, outcome)
+            h
+            for call in calls
+            for h in _checked(_ask(call, outcome, claimed.deadline), facts, call.phase, outcome)
         ]
         if len(calls) > 1 and findings:
             by_id = {event["id"]: event for event in events}
             shown = sorted({i for h in findings for i in h["evidenceEventIds"]})
             final = combine_call(session, outcome.signals, findings, [by_id[i] for i in shown])
-            findings = _checked(_ask(final, outcome), facts, final.phase, outcome)
+            findings = _checked(_ask(final, outcome, claimed.deadline), facts, final.phase, outcome)
     except AnalysisFailedError as failure:
         outcome.failure = failure.code
         return outcome
@@ -245,21 +230,22 @@ def _stored_hypothesis(
     }
 
 
-def finish(analysis: dict[str, Any], outcome: Outcome) -> str:
+def finish(claimed: Claim, outcome: Outcome) -> str:
+    analysis = claimed.job
     project_id = analysis["project_id"]
-    ref = store.analysis_ref(project_id, analysis["id"])
     stored = [
         _stored_hypothesis(analysis, outcome.session, h, outcome.cited_events)
         for h in outcome.accepted
     ]
 
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> str:
-        current = ref.get(transaction=transaction).to_dict()
+    def write(
+        transaction: firestore.Transaction,
+        current: dict[str, Any] | None,
+        held: bool,
+        _snapshots: Snapshots,
+    ) -> str:
         if current is None or current["status"] != "processing":
             return current["status"] if current else "missing"
-        for hypothesis in stored:
-            transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)
         common = {
             "signals": outcome.signals,
             "event_count": outcome.event_count,
@@ -267,18 +253,26 @@ def finish(analysis: dict[str, Any], outcome: Outcome) -> str:
             "calls": outcome.calls,
             "usage": outcome.usage,
             "rejected": outcome.rejected,
-            "hypothesis_ids": [h["id"] for h in stored],
         }
-        if outcome.failure:
-            transaction.update(ref, {**common, **_failed(outcome.failure)})
+        failure = outcome.failure if held else UNCONFIRMED
+        if failure:
+            transaction.update(claimed.ref, {**common, **failed(failure), "hypothesis_ids": []})
             return "failed"
+        for hypothesis in stored:
+            transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)
         transaction.update(
-            ref, {**common, "status": "completed", "lease_until": None, "finished_at": utcnow()}
+            claimed.ref,
+            {
+                **common,
+                "hypothesis_ids": [h["id"] for h in stored],
+                "status": "completed",
+                "lease_until": None,
+                "finished_at": utcnow(),
+            },
         )
         return "completed"
 
-    status: str = apply(db().transaction())
-    return status
+    return jobs.settle(claimed, "processing", write)
 
 
 def process(event: DocumentEvent) -> None:
@@ -286,17 +280,23 @@ def process(event: DocumentEvent) -> None:
     if match is None:
         logs.warning("Ignored an event for a document that is not an analysis", document=event.path)
         return
-    analysis = claim(match.group("project"), match.group("analysis"))
-    if analysis is None:
+    claimed = claim(match.group("project"), match.group("analysis"))
+    if claimed is None:
         logs.info(
             "Analysis already claimed or settled", document=event.path, event_id=event.event_id
         )
         return
-    outcome = produce(analysis)
-    status = finish(analysis, outcome)
+    outcome = Outcome()
+
+    def failed(code: str, _error: GeminiError | None) -> Outcome:
+        outcome.failure = code
+        return outcome
+
+    jobs.run(claimed, lambda job: produce(job, outcome), failed)
+    status = finish(claimed, outcome)
     logs.info(
         "Analysis settled",
-        analysis_id=analysis["id"],
+        analysis_id=claimed.ref.id,
         status=status,
         failure_code=outcome.failure,
         events=outcome.event_count,

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.cloud import firestore
-from google.cloud.firestore_v1 import FieldFilter
 
 from functions.research import store
+from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
+from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -19,8 +20,7 @@ from shared.http import Call, Reply
 from shared.ids import new_uuid
 from shared.retention import expires_at, is_expired, utcnow
 
-ACTIVE = ["queued", "processing"]
-QUEUE_DEADLINE = timedelta(minutes=10)
+SWEEP_BATCH = 200
 
 
 def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> dict[str, Any]:
@@ -142,16 +142,6 @@ def _request_hash(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def _active_runs(workspace_id: str) -> int:
-    query: Any = (
-        store.runs(workspace_id)
-        .where(filter=FieldFilter("status", "in", ACTIVE))
-        .where(filter=FieldFilter("active_until", ">", utcnow()))
-        .count()
-    )
-    return int(query.get()[0][0].value)
-
-
 def _idempotency_key(call: Call) -> str | None:
     key = call.headers.get("Idempotency-Key")
     if key is None:
@@ -165,10 +155,20 @@ def _idempotency_key(call: Call) -> str | None:
     return key
 
 
-def _new_run(call: Call, conversation: dict[str, Any]) -> dict[str, Any]:
+def _refusal(conversation: dict[str, Any], tokens_used: int) -> str | None:
+    """Why a new run fails at once: its conversation is full, or the budget is spent."""
+    config = settings()
+    if conversation["run_count"] >= config.research_max_runs_per_conversation:
+        return "conversation_full"
+    if tokens_used >= config.research_workspace_token_budget:
+        return "budget_exhausted"
+    return None
+
+
+def _new_run(call: Call, conversation: dict[str, Any], tokens_used: int) -> dict[str, Any]:
     config = settings()
     now = utcnow()
-    full = conversation["run_count"] >= config.research_max_runs_per_conversation
+    refusal = _refusal(conversation, tokens_used)
     return {
         "workspace_id": call.body["workspace_id"],
         "conversation_id": call.body["conversation_id"],
@@ -176,11 +176,10 @@ def _new_run(call: Call, conversation: dict[str, Any]) -> dict[str, Any]:
         "generation": conversation["run_count"] + 1,
         "request_kind": call.body["request_kind"],
         "question": call.body.get("question"),
-        "status": "failed" if full else "queued",
-        "failure_code": "conversation_full" if full else None,
+        "status": "queued" if refusal is None else "failed",
+        "failure_code": refusal,
         "created_at": now,
         "expires_at": expires_at(now, config.retention_hours),
-        "active_until": now + QUEUE_DEADLINE,
         "lease_until": None,
         "model_id": None,
         "model_version": None,
@@ -191,40 +190,81 @@ def _new_run(call: Call, conversation: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _rate_limited() -> ApiError:
+    return ApiError(
+        ErrorCode.RATE_LIMITED,
+        "This workspace has as many runs queued or processing as it may; retry later.",
+        headers={"Retry-After": "30"},
+    )
+
+
+def _replay(
+    workspace_id: str, remembered: dict[str, Any], body_hash: str, revision: int | None = None
+) -> Reply:
+    """The answer an earlier ask with the same Idempotency-Key gave, read again."""
+    if remembered["request_hash"] != body_hash:
+        raise conflict("This Idempotency-Key was used with a different request.")
+    run = _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run")
+    shown = run["conversation_revision"] if revision is None else revision
+    return Reply(
+        {"run": run_view(remembered["run_id"], run), "conversation_revision": shown}, status=202
+    )
+
+
+def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> dict[str, Any] | None:
+    data = snapshot.to_dict() if snapshot is not None and snapshot.exists else None
+    return data if data is not None and not is_expired(data) else None
+
+
+def _open_slots(workspace: dict[str, Any], now: datetime) -> tuple[int, list[str]]:
+    """(runs holding a slot, runs whose slot freed itself by time)."""
+    slots: dict[str, datetime] = workspace.get(store.ACTIVE_RUNS) or {}
+    stale = [run_id for run_id, until in slots.items() if until <= now]
+    return len(slots) - len(stale), stale
+
+
 def ask(call: Call) -> Reply:
+    """Queue a run. The active-run limit, the token budget, the conversation's run count
+    and the Idempotency-Key are all checked and changed in the transaction that creates
+    the run; a replayed key is answered from reads alone."""
     workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
     key = _idempotency_key(call)
-    if _active_runs(workspace_id) >= settings().research_max_active_runs_per_workspace:
-        raise ApiError(
-            ErrorCode.RATE_LIMITED,
-            "This workspace has as many runs queued or processing as it may; retry later.",
-            headers={"Retry-After": "30"},
-        )
-    conversation = store.conversation_ref(workspace_id, conversation_id)
+    body_hash = _request_hash(call.body)
     key_ref = (
         store.idempotency_ref(workspace_id, _idempotency_hash(call.principal.user_id, key))
         if key
         else None
     )
-    body_hash = _request_hash(call.body)
+    if key_ref is not None:
+        remembered = _remembered(key_ref.get())
+        if remembered is not None:
+            return _replay(workspace_id, remembered, body_hash)
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+    workspace = store.workspace_ref(workspace_id)
+    config = settings()
 
     @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> tuple[str, dict[str, Any], int]:
-        refs = [conversation] + ([key_ref] if key_ref else [])
+    def apply(transaction: firestore.Transaction) -> Reply | tuple[str, dict[str, Any], int]:
+        refs = [conversation, workspace] + ([key_ref] if key_ref else [])
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
         current = _live(snapshots[conversation.path], "The conversation")
-        remembered = (
-            snapshots[key_ref.path].to_dict()
-            if key_ref and snapshots[key_ref.path].exists
-            else None
-        )
-        if remembered is not None and not is_expired(remembered):
-            if remembered["request_hash"] != body_hash:
-                raise conflict("This Idempotency-Key was used with a different request.")
-            earlier = store.run_ref(workspace_id, remembered["run_id"]).get(transaction=transaction)
-            return remembered["run_id"], _live(earlier, "The run"), current["revision"]
+        remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
+        if remembered is not None:
+            return _replay(workspace_id, remembered, body_hash, current["revision"])
+        now = utcnow()
+        counters = snapshots[workspace.path].to_dict() or {}
+        active, stale = _open_slots(counters, now)
         run_id = new_uuid()
-        run = _new_run(call, current)
+        run = _new_run(call, current, counters.get("tokens_used", 0))
+        slots: dict[str, Any] = dict.fromkeys(stale, firestore.DELETE_FIELD)
+        if run["status"] == "queued":
+            if active >= config.research_max_active_runs_per_workspace:
+                raise _rate_limited()
+            slots[run_id] = jobs.queue_deadline(run) + timedelta(
+                seconds=config.research_lease_seconds
+            )
+        if slots:
+            transaction.set(workspace, {store.ACTIVE_RUNS: slots}, merge=True)
         transaction.create(store.run_ref(workspace_id, run_id), run)
         transaction.update(conversation, {"run_count": current["run_count"] + 1})
         if key_ref is not None:
@@ -234,7 +274,10 @@ def ask(call: Call) -> Reply:
             )
         return run_id, run, current["revision"]
 
-    run_id, run, revision = apply(db().transaction())
+    created = apply(db().transaction())
+    if isinstance(created, Reply):
+        return created
+    run_id, run, revision = created
     return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
 
 
@@ -269,7 +312,15 @@ def cancel(call: Call) -> Reply:
             raise conflict(f"The run is already {shown['status']} and cannot be cancelled.")
         changes = {"status": "cancelled", "failure_code": "cancelled", "cancelled_at": utcnow()}
         transaction.update(run_ref, changes)
+        store.update_workspace(transaction, call.body["workspace_id"], release=run_ref.id)
         return {**run, **changes}
 
     run = apply(db().transaction())
     return Reply({"run": run_view(run_ref.id, run)})
+
+
+def sweep(request_id: str) -> Reply:
+    """Settle runs stuck past their lease or queue deadline (Cloud Scheduler's job)."""
+    ended = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    logs.info("Sweep settled stuck runs", request_id=request_id, ended=len(ended))
+    return Reply({"ended": len(ended), "runs": ended})

@@ -1,6 +1,6 @@
 """Where research data lives in Firestore.
 
-workspaces/{ws}                                   tenant; `tokens_used` counts Gemini tokens
+workspaces/{ws}                                   `tokens_used` (Gemini tokens), `active_runs`
 workspaces/{ws}/conversations/{c}                 title, revision, run_count, expires_at
 workspaces/{ws}/conversations/{c}/evidence/{e}    text, source, revision
 workspaces/{ws}/runs/{r}                          one run; the assistant message lives in it
@@ -9,9 +9,13 @@ workspaces/{ws}/idempotency/{sha256(user, key)}   the run an Idempotency-Key cre
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.cloud import firestore
 
 from shared.clients import db
+
+RUNS = "runs"
 
 WORKSPACES = "workspaces"
 
@@ -45,7 +49,7 @@ def evidence_ref(
 
 
 def runs(workspace_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = workspace_ref(workspace_id).collection("runs")
+    ref: firestore.CollectionReference = workspace_ref(workspace_id).collection(RUNS)
     return ref
 
 
@@ -59,3 +63,25 @@ def idempotency_ref(workspace_id: str, key_hash: str) -> firestore.DocumentRefer
         workspace_ref(workspace_id).collection("idempotency").document(key_hash)
     )
     return ref
+
+
+ACTIVE_RUNS = "active_runs"
+"""On the workspace document: {run id: when its slot frees itself}, one entry per run
+queued or processing. Asks check and fill it in the transaction that creates the run."""
+
+
+def update_workspace(
+    transaction: firestore.Transaction,
+    workspace_id: str,
+    *,
+    tokens: int = 0,
+    release: str | None = None,
+) -> None:
+    """Count Gemini tokens and free a run's slot, in one write of the workspace document."""
+    changes: dict[str, Any] = {}
+    if tokens:
+        changes["tokens_used"] = firestore.Increment(tokens)
+    if release is not None:
+        changes[ACTIVE_RUNS] = {release: firestore.DELETE_FIELD}
+    if changes:
+        transaction.set(workspace_ref(workspace_id), changes, merge=True)

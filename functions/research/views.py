@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from shared import jobs
 from shared.config import settings
+from shared.jobs import UNCONFIRMED
 from shared.retention import iso, utcnow
 
 PROCESSOR = "Google Gemini"
@@ -31,13 +33,11 @@ def effective_state(data: dict[str, Any], now: datetime | None = None) -> tuple[
     are derived on read so that a read never writes.
     """
     now = now or utcnow()
-    status, failure = data["status"], data.get("failure_code")
     if data["expires_at"] <= now:
         return "expired", "expired"
-    deadline = data.get("lease_until") if status == "processing" else data.get("active_until")
-    if status in ("queued", "processing") and deadline is not None and deadline <= now:
-        return "failed", "generation_unconfirmed"
-    return status, failure
+    if jobs.stuck(data, "queued", "processing", now):
+        return "failed", UNCONFIRMED
+    return data["status"], data.get("failure_code")
 
 
 def run_view(run_id: str, data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from google.cloud import firestore
 
-from functions.research import store
+from functions.research import lifecycle, store
 from functions.research.checks import cited_ids, gemini_answer_schema, rejections
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
-from shared import logs
+from shared import jobs, logs
 from shared.auth import Grant
 from shared.clients import db
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
+from shared.jobs import UNCONFIRMED, Claim, Snapshots
 from shared.retention import is_expired, utcnow
 
 RUN_PATH = re.compile(r"^workspaces/(?P<workspace>[^/]+)/runs/(?P<run>[^/]+)$")
@@ -51,43 +51,25 @@ def _grant(run: dict[str, Any]) -> Grant:
     )
 
 
-def _failed(code: str) -> dict[str, Any]:
-    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
-
-
-def claim(workspace_id: str, run_id: str) -> dict[str, Any] | None:
+def claim(workspace_id: str, run_id: str) -> Claim | None:
     """Move a queued run to processing; None when there is nothing (more) to do."""
     run_ref = store.run_ref(workspace_id, run_id)
 
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> dict[str, Any] | None:
-        snapshot = run_ref.get(transaction=transaction)
-        run = snapshot.to_dict() if snapshot.exists else None
-        if run is None or run["status"] not in ("queued", "processing"):
-            return None
-        status, failure = effective_state(run)
-        if status != run["status"]:
-            transaction.update(run_ref, _failed(failure or "generation_unconfirmed"))
-            return None
-        if status != "queued":
+    def start(transaction: firestore.Transaction, run: dict[str, Any]) -> dict[str, Any] | None:
+        if is_expired(run):
+            lifecycle.end(transaction, run_ref, run)
             return None
         conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
         conversation = conversation_ref.get(transaction=transaction).to_dict()
         if conversation is None or is_expired(conversation):
-            transaction.update(run_ref, _failed("source_unavailable"))
+            lifecycle.end(transaction, run_ref, run, "source_unavailable")
             return None
-        changes = {
-            "status": "processing",
+        return {
             "conversation_revision": conversation["revision"],
             "model_id": settings().gemini_model,
-            "lease_until": utcnow() + timedelta(seconds=settings().research_lease_seconds),
-            "started_at": utcnow(),
         }
-        transaction.update(run_ref, changes)
-        return {**run, **changes}
 
-    claimed: dict[str, Any] | None = apply(db().transaction())
-    return claimed
+    return jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
 
 
 def _preflight(run: dict[str, Any]) -> str | None:
@@ -109,41 +91,39 @@ def _evidence(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {snapshot.id: snapshot.to_dict() or {} for snapshot in collection.stream()}
 
 
-def produce(run: dict[str, Any]) -> Outcome:
+def produce(claimed: Claim, outcome: Outcome) -> Outcome:
+    """Fill `outcome` as the run goes, so that a fault after Gemini answered still
+    settles with the tokens it spent."""
+    run = claimed.job
     config = settings()
     if not config.gemini_configured:
-        return Outcome(failure="not_configured")
-    refusal = _preflight(run)
-    if refusal:
-        return Outcome(failure=refusal)
+        outcome.failure = "not_configured"
+        return outcome
+    outcome.failure = _preflight(run)
+    if outcome.failure:
+        return outcome
     evidence = _evidence(run)
     if not evidence:
-        return Outcome(failure="source_unavailable")
+        outcome.failure = "source_unavailable"
+        return outcome
     prompt = build_prompt(run["request_kind"], run.get("question"), evidence)
     if estimate_tokens(prompt.system + prompt.text) > config.research_input_token_budget:
-        return Outcome(failure="input_too_large")
-    try:
-        reply = generate_json(
-            system=prompt.system,
-            prompt=prompt.text,
-            schema=gemini_answer_schema(),
-            max_output_tokens=config.research_output_token_limit,
-        )
-    except GeminiError as failure:
-        return Outcome(
-            failure=failure.kind.value,
-            usage=failure.usage,
-            rejected=[{"path": "$", "reason": failure.detail}],
-        )
-    found = rejections(reply.data, run["request_kind"], prompt.cited_revisions)
-    if found:
-        return Outcome(
-            failure="invalid_output",
-            usage=reply.usage,
-            model_version=reply.model_version,
-            rejected=found,
-        )
-    return Outcome(answer=reply.data, usage=reply.usage, model_version=reply.model_version)
+        outcome.failure = "input_too_large"
+        return outcome
+    reply = generate_json(
+        system=prompt.system,
+        prompt=prompt.text,
+        schema=gemini_answer_schema(),
+        max_output_tokens=config.research_output_token_limit,
+        deadline=claimed.deadline,
+    )
+    outcome.usage, outcome.model_version = reply.usage, reply.model_version
+    outcome.rejected = rejections(reply.data, run["request_kind"], prompt.cited_revisions)
+    if outcome.rejected:
+        outcome.failure = "invalid_output"
+    else:
+        outcome.answer = reply.data
+    return outcome
 
 
 def _settlement(
@@ -167,43 +147,48 @@ def _settlement(
     return None
 
 
-def finish(run: dict[str, Any], outcome: Outcome) -> str:
+def finish(claimed: Claim, outcome: Outcome) -> str:
     """Write the result or failure and count tokens, in one transaction. Returns the status."""
     client = db()
-    workspace_id, run_id = run["workspace_id"], run["id"]
-    run_ref = store.run_ref(workspace_id, run_id)
+    run = claimed.job
+    workspace_id, run_id = run["workspace_id"], claimed.ref.id
     conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
     cited_evidence = sorted(cited_ids(outcome.answer)) if outcome.answer else []
     cited = [store.evidence_ref(workspace_id, run["conversation_id"], e) for e in cited_evidence]
     grant_refs = _grant(run).refs(client) if outcome.answer else []
 
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> str:
-        refs = [run_ref, conversation_ref, *grant_refs, *cited]
-        snapshots = {s.reference.path: s for s in client.get_all(refs, transaction=transaction)}
-        current = snapshots[run_ref.path].to_dict() if snapshots[run_ref.path].exists else None
-        if outcome.usage.total:
-            transaction.set(
-                store.workspace_ref(workspace_id),
-                {"tokens_used": firestore.Increment(outcome.usage.total)},
-                merge=True,
-            )
-        if current is None or current["status"] != "processing":
+    def write(
+        transaction: firestore.Transaction,
+        current: dict[str, Any] | None,
+        held: bool,
+        snapshots: Snapshots,
+    ) -> str:
+        running = current is not None and current["status"] == "processing"
+        store.update_workspace(
+            transaction,
+            workspace_id,
+            tokens=outcome.usage.total,
+            release=run_id if running else None,
+        )
+        if current is None or not running:
             return current["status"] if current else "missing"
-        usage = {
-            "input_tokens": outcome.usage.input_tokens,
-            "output_tokens": outcome.usage.output_tokens,
-        }
         common = {
-            "usage": usage,
+            "usage": {
+                "input_tokens": outcome.usage.input_tokens,
+                "output_tokens": outcome.usage.output_tokens,
+            },
             "model_version": outcome.model_version,
             "rejected": outcome.rejected,
         }
+        if not held:
+            _, shown = effective_state(current)
+            transaction.update(claimed.ref, {**common, **lifecycle.failed(shown or UNCONFIRMED)})
+            return "failed"
         failure = "expired" if is_expired(current) else outcome.failure
         if failure is None:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
         if failure is not None:
-            transaction.update(run_ref, {**common, **_failed(failure)})
+            transaction.update(claimed.ref, {**common, **lifecycle.failed(failure)})
             return "failed"
         message = {
             "id": new_uuid(),
@@ -213,7 +198,7 @@ def finish(run: dict[str, Any], outcome: Outcome) -> str:
             "created_at": utcnow(),
         }
         transaction.update(
-            run_ref,
+            claimed.ref,
             {
                 **common,
                 "status": "completed",
@@ -224,8 +209,7 @@ def finish(run: dict[str, Any], outcome: Outcome) -> str:
         )
         return "completed"
 
-    result: str = apply(client.transaction())
-    return result
+    return jobs.settle(claimed, "processing", write, [conversation_ref, *grant_refs, *cited])
 
 
 def process(event: DocumentEvent) -> None:
@@ -234,13 +218,23 @@ def process(event: DocumentEvent) -> None:
         logs.warning("Ignored an event for a document that is not a run", document=event.path)
         return
     workspace_id, run_id = match.group("workspace"), match.group("run")
-    run = claim(workspace_id, run_id)
-    if run is None:
+    claimed = claim(workspace_id, run_id)
+    if claimed is None:
         logs.info("Run already claimed or settled", run_id=run_id, event_id=event.event_id)
         return
-    run["id"] = run_id
-    outcome = produce(run)
-    status = finish(run, outcome)
+    outcome = Outcome()
+
+    def failed(code: str, error: GeminiError | None) -> Outcome:
+        outcome.failure, outcome.answer = code, None
+        if error is not None:
+            outcome.usage = error.usage
+        outcome.rejected = [
+            {"path": "$", "reason": error.detail if error else "the worker failed unexpectedly"}
+        ]
+        return outcome
+
+    jobs.run(claimed, lambda job: produce(job, outcome), failed)
+    status = finish(claimed, outcome)
     logs.info(
         "Run settled",
         run_id=run_id,

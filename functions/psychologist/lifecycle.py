@@ -1,0 +1,32 @@
+"""How analyses move through the shared job lifecycle, and how a stuck one ends."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from google.cloud import firestore
+
+from functions.psychologist import store
+from shared.config import settings
+from shared.jobs import UNCONFIRMED, Lifecycle
+from shared.retention import utcnow
+
+
+def failed(code: str) -> dict[str, Any]:
+    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
+
+
+def _end_stuck(
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, _analysis: dict[str, Any]
+) -> None:
+    transaction.update(ref, failed(UNCONFIRMED))
+
+
+LIFECYCLE = Lifecycle(
+    collection=store.ANALYSES,
+    waiting="queued",
+    running="processing",
+    lease=lambda: timedelta(seconds=settings().psychologist_lease_seconds),
+    end_stuck=_end_stuck,
+)
