@@ -119,6 +119,17 @@ class Emulator:
         self.log.flush()
         return Path(self.log.name).read_text(errors="replace")[-2000:]
 
+    def document_exists(self, path: str) -> bool:
+        """Whether the document at `path` (relative to the database root) exists."""
+        url = f"{self.base_url}/v1/projects/{self.project_id}/databases/(default)/documents/{path}"
+        try:
+            _request("GET", url)
+        except urllib.error.HTTPError as error:
+            if error.code == 404:
+                return False
+            raise
+        return True
+
     def reset(self) -> None:
         _request(
             "DELETE",

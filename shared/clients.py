@@ -9,13 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from google.api_core import exceptions
 from google.cloud import firestore
 
 from shared.config import settings
-from shared.errors import ApiError, ErrorCode
-
-RETRY_AFTER_UNAVAILABLE_S = 5
 
 if TYPE_CHECKING:
     from google import genai
@@ -48,28 +44,6 @@ def _bound_every_call(client: firestore.Client, seconds: float) -> None:
         if wrapped._retry is not None:
             wrapped._retry = wrapped._retry.with_timeout(seconds)
         wrapped._timeout = attempt_s
-
-
-def store_fault(error: Exception) -> ApiError | None:
-    """The API's answer to a Firestore fault: unreachable or out of time is `503`, a
-    transaction that lost to contention `409`, both with `Retry-After`; None otherwise."""
-    if isinstance(error, ValueError) and isinstance(error.__cause__, exceptions.Aborted):
-        error = error.__cause__
-    if isinstance(error, exceptions.Aborted):
-        return ApiError(
-            ErrorCode.CONFLICT,
-            "The request met a concurrent change to the same data; retry it.",
-            headers={"Retry-After": "1"},
-        )
-    if isinstance(
-        error, (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
-    ):
-        return ApiError(
-            ErrorCode.UNAVAILABLE,
-            "The database did not answer in time; retry shortly.",
-            headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)},
-        )
-    return None
 
 
 @cache

@@ -21,9 +21,10 @@ import flask
 from werkzeug.datastructures import Headers
 
 from shared import auth, logs
-from shared.clients import db, store_fault
+from shared.clients import db
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_uuid
+from shared.store import store_fault
 from shared.validation import load_schema, validate
 
 MAX_BODY_BYTES = 1024 * 1024

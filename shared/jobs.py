@@ -31,6 +31,7 @@ from shared.config import settings
 from shared.events import DocumentEvent, EventDecodeError, decode_document_event
 from shared.ids import new_ulid
 from shared.retention import utcnow
+from shared.store import transact
 
 if TYPE_CHECKING:
     from shared.gemini import GeminiError
@@ -110,7 +111,6 @@ def claim(
 
     Raises `JobGoneError` when the document does not exist."""
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Claim | None:
         snapshot = ref.get(transaction=transaction)
         if not snapshot.exists:
@@ -136,14 +136,12 @@ def claim(
         transaction.update(ref, changes)
         return Claim(ref, changes["claim"], {**job, **changes}, lease_until)
 
-    claimed: Claim | None = apply(db().transaction())
-    return claimed
+    return transact(apply)
 
 
 def end_if_stuck(ref: firestore.DocumentReference, lifecycle: Lifecycle) -> bool:
     """End the job if it is stuck; True when this call ended it."""
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> bool:
         job = ref.get(transaction=transaction).to_dict()
         if job is None or not lifecycle.stuck(job, utcnow()):
@@ -151,8 +149,7 @@ def end_if_stuck(ref: firestore.DocumentReference, lifecycle: Lifecycle) -> bool
         lifecycle.end_stuck(transaction, ref, job)
         return True
 
-    ended: bool = apply(db().transaction())
-    return ended
+    return transact(apply)
 
 
 def sweep(lifecycle: Lifecycle, batch: int) -> list[str]:
@@ -208,7 +205,6 @@ def settle(
     otherwise it settles the job as readers were shown it, if it is still running."""
     client = db()
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Result:
         snapshots = client.get_all([claimed.ref, *(refs or [])], transaction=transaction)
         by_path: Snapshots = {s.reference.path: s for s in snapshots}
@@ -216,8 +212,7 @@ def settle(
         current = job.to_dict() if job.exists else None
         return write(transaction, current, claimed.holds(current, running, utcnow()), by_path)
 
-    result: Result = apply(client.transaction())
-    return result
+    return transact(apply)
 
 
 def deliver(event: Any, process: Callable[[DocumentEvent], None]) -> None:

@@ -100,3 +100,26 @@ def test_a_sane_caller_request_id_is_echoed_and_an_insane_one_replaced(
 
 def test_an_unknown_path_is_a_json_404(api: Api) -> None:
     assert_error(api.call("GET", "/no/such/thing"), 404, "not_found")
+
+
+def test_a_repeated_query_parameter_is_refused_by_name(api: Api, world: World) -> None:
+    project = world.tenant("project")
+    token = world.user(project, "vic", "viewer", capabilities=("agent:psychologist",))
+    reply = api.call(
+        "GET", f"/projects/{project}/hypotheses?status=proposed&status=accepted", token=token
+    )
+    body = assert_error(reply, 400, "invalid_request")
+    assert body["issues"] == [
+        {"path": ["status"], "message": "Repeated parameter", "code": "custom"}
+    ]
+
+
+def test_query_parameters_are_refused_where_an_operation_takes_none(
+    api: Api, member: tuple[str, str]
+) -> None:
+    workspace, token = member
+    before = all_documents()
+    reply = api.post(f"{CREATE}?title=x", {"workspace_id": workspace}, token)
+    body = assert_error(reply, 400, "invalid_request")
+    assert "takes no query parameters" in body["message"]
+    assert all_documents() == before

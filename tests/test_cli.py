@@ -91,7 +91,7 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     time.sleep(0.5)
     assert not answers(f"http://{emulator_host}/"), "the emulator stopped with serve"
     assert not answers(f"http://127.0.0.1:{port}/openapi.json")
-    assert not (tmp_path / f"evidencia-serve-{os.getuid()}.json").exists()
+    assert not (tmp_path / f"evidencia-serve-{os.getuid()}-{port}.json").exists()
 
 
 def test_token_create_prints_the_token_once_with_its_id(emulator: object) -> None:

@@ -20,7 +20,7 @@ import requests
 from cli.deploy import Target, build_bundle, plan
 from cli.emulator import Emulator, free_port
 from cli.main import main as evidencia
-from functions.registry import ENTRIES, Entry
+from functions.registry import ENTRIES
 
 TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
 
@@ -238,7 +238,5 @@ def test_every_public_route_has_a_hosting_rewrite() -> None:
     from cli.deploy import hosting_rewrites
 
     rewrites = hosting_rewrites(ENTRIES, "europe-west1")
-    public = [
-        e for e in ENTRIES if isinstance(e, Entry) and e.kind == "http" and e.schedule is None
-    ]
+    public = [e for e in ENTRIES if e.kind == "http" and e.schedule is None]
     assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]

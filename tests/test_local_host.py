@@ -10,7 +10,7 @@ import requests
 
 from shared.clients import db
 from shared.retention import utcnow
-from tests.api import Api, World, wait_for
+from tests.api import Api, World, redeliver, wait_for
 
 
 def deliveries(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
@@ -42,3 +42,47 @@ def test_the_host_serves_its_openapi_document(api: Api) -> None:
     reply = requests.get(api.base_url + "/openapi.json", timeout=10)
     assert reply.status_code == 200
     assert "/research-api/assistant/status" in reply.json()["paths"]
+
+
+def test_a_trigger_acknowledges_and_logs_an_event_it_cannot_decode(
+    api: Api, capsys: pytest.CaptureFixture[str]
+) -> None:
+    headers = {
+        "ce-id": "undecodable-1",
+        "ce-specversion": "1.0",
+        "ce-source": "//firestore.googleapis.com/projects/demo-evidencia/databases/(default)",
+        "ce-type": "google.cloud.firestore.document.v1.created",
+        "Content-Type": "application/protobuf",
+    }
+    url = f"{api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
+    capsys.readouterr()
+    reply = api.session.post(url, data=b"\xff not protobuf, not base64", headers=headers)
+    assert reply.status_code == 200
+    dropped = [line for line in logged(capsys) if line["severity"] == "WARNING"]
+    assert [(d["message"], d["event_id"]) for d in dropped] == [
+        ("Dropped an event that cannot be decoded", "undecodable-1")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "document"),
+    [
+        ("research_run_worker", "workspaces/w-gone/runs/r-gone"),
+        ("psychologist_analysis_worker", "projects/p-gone/analyses/a-gone"),
+        ("agentconnect_evaluation_worker", "orgs/o-gone/agents/a-gone/agent_sessions/s-gone"),
+    ],
+)
+def test_a_trigger_acknowledges_and_logs_an_event_whose_document_is_gone(
+    api: Api, capsys: pytest.CaptureFixture[str], trigger: str, document: str
+) -> None:
+    capsys.readouterr()
+    assert redeliver(api, trigger, document) == 200
+    dropped = [line for line in logged(capsys) if line["severity"] == "WARNING"]
+    assert [(d["message"], d["document"]) for d in dropped] == [
+        ("Dropped an event whose document is gone", document)
+    ]
+
+
+def logged(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
+    out = capsys.readouterr().out.splitlines()
+    return [json.loads(line) for line in out if line.startswith("{")]

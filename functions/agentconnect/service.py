@@ -25,6 +25,7 @@ from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import utcnow
+from shared.store import transact
 
 NOT_READY_RETRY_S = "1"
 SWEEP_BATCH = 200
@@ -39,7 +40,6 @@ def put_selection(call: Call) -> Reply:
         )
     agent = store.agent_ref(org_id, agent_id)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         current = agent.get(transaction=transaction).to_dict() or {}
         version = current.get("selection_version", 0) + 1
@@ -57,7 +57,7 @@ def put_selection(call: Call) -> Reply:
         )
         return stored
 
-    return Reply(selection_view(org_id, agent_id, apply(db().transaction())))
+    return Reply(selection_view(org_id, agent_id, transact(apply)))
 
 
 def _fallback_of_version(
@@ -75,7 +75,6 @@ def start_session(call: Call) -> Reply:
     session = store.session_ref(org_id, agent_id, session_id)
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> tuple[int, str]:
         snapshots = {
             s.reference.path: s for s in db().get_all([agent, session], transaction=transaction)
@@ -124,7 +123,7 @@ def start_session(call: Call) -> Reply:
         transaction.update(agent, {"last_seq": seq})
         return seq, token
 
-    seq, token = apply(db().transaction())
+    seq, token = transact(apply)
     return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
 
 

@@ -182,7 +182,7 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
             elapsed,
             raw_request,
             reply.raw,
-            detail=f"answered {reply.text[:200]!r}",
+            detail=f"answered {_scrub(reply.text[:200])!r}",
         )
     measured = value_probability(reply.text, reply.logprobs)
     source = "model_estimate"

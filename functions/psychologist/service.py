@@ -22,6 +22,7 @@ from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import is_expired, parse_instant, utcnow
+from shared.store import transact
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
@@ -86,7 +87,6 @@ def ingest_events(call: Call) -> Reply:
     }
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Reply:
         refs = [session, *event_refs.values()]
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
@@ -123,8 +123,7 @@ def ingest_events(call: Call) -> Reply:
         _track_session(transaction, session, current, fresh, now)
         return Reply({"accepted": len(fresh), "duplicates": duplicates})
 
-    result: Reply = apply(db().transaction())
-    return result
+    return transact(apply)
 
 
 def _track_session(
@@ -201,7 +200,6 @@ def end_session(call: Call) -> Reply:
         cause = "reported_abnormal"
     session = store.session_ref(project_id, session_id)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         snapshot = session.get(transaction=transaction)
         if not snapshot.exists:
@@ -211,7 +209,7 @@ def end_session(call: Call) -> Reply:
             raise conflict(f"The session has already ended ({current['state']}).")
         return close_session(transaction, project_id, session_id, state, cause, current)
 
-    ended = apply(db().transaction())
+    ended = transact(apply)
     return Reply(session_view(project_id, session_id, ended))
 
 
@@ -245,7 +243,6 @@ def sweep(request_id: str) -> Reply:
 def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime) -> bool:
     project_id = session.parent.parent.id
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> bool:
         current = session.get(transaction=transaction).to_dict()
         if current is None or current["state"] != "open" or current["last_seen_at"] >= cutoff:
@@ -255,8 +252,7 @@ def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime)
         )
         return True
 
-    ended: bool = apply(db().transaction())
-    return ended
+    return transact(apply)
 
 
 def create_analysis(call: Call) -> Reply:
@@ -315,7 +311,6 @@ def decide(call: Call) -> Reply:
     project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
     ref = store.hypotheses(project_id).document(hypothesis_id)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         snapshot = ref.get(transaction=transaction)
         if not snapshot.exists:
@@ -342,7 +337,7 @@ def decide(call: Call) -> Reply:
         )
         return {**current, **changes}
 
-    return Reply(hypothesis_view(apply(db().transaction())))
+    return Reply(hypothesis_view(transact(apply)))
 
 
 def read_events(call: Call) -> Reply:

@@ -19,6 +19,7 @@ from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_uuid
 from shared.retention import expires_at, is_expired, utcnow
+from shared.store import transact
 
 SWEEP_BATCH = 200
 
@@ -80,7 +81,6 @@ def upsert_evidence(call: Call) -> Reply:
         raise ApiError(ErrorCode.INVALID_REQUEST, "An evidence_id appears twice in items.")
     conversation = store.conversation_ref(workspace_id, conversation_id)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Reply:
         refs = [conversation] + [
             store.evidence_ref(workspace_id, conversation_id, evidence_id) for evidence_id in named
@@ -104,8 +104,7 @@ def upsert_evidence(call: Call) -> Reply:
             transaction.update(conversation, {"revision": revision, "updated_at": now})
         return Reply({"items": answer, "conversation_revision": revision})
 
-    result: Reply = apply(db().transaction())
-    return result
+    return transact(apply)
 
 
 def remove_evidence(call: Call) -> Reply:
@@ -113,7 +112,6 @@ def remove_evidence(call: Call) -> Reply:
     evidence_ids = call.body["evidence_ids"]
     conversation = store.conversation_ref(workspace_id, conversation_id)
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Reply:
         refs = [conversation] + [
             store.evidence_ref(workspace_id, conversation_id, evidence_id)
@@ -130,8 +128,7 @@ def remove_evidence(call: Call) -> Reply:
         transaction.update(conversation, {"revision": revision, "updated_at": utcnow()})
         return Reply({"conversation_revision": revision})
 
-    result: Reply = apply(db().transaction())
-    return result
+    return transact(apply)
 
 
 def _idempotency_hash(user_id: str, key: str) -> str:
@@ -243,7 +240,6 @@ def ask(call: Call) -> Reply:
     workspace = store.workspace_ref(workspace_id)
     config = settings()
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> Reply | tuple[str, dict[str, Any], int]:
         refs = [conversation, workspace] + ([key_ref] if key_ref else [])
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
@@ -274,7 +270,7 @@ def ask(call: Call) -> Reply:
             )
         return run_id, run, current["revision"]
 
-    created = apply(db().transaction())
+    created = transact(apply)
     if isinstance(created, Reply):
         return created
     run_id, run, revision = created
@@ -302,7 +298,6 @@ def status(call: Call) -> Reply:
 def cancel(call: Call) -> Reply:
     run_ref = store.run_ref(call.body["workspace_id"], call.body["run_id"])
 
-    @firestore.transactional
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         run = _run_in_conversation(call, run_ref.get(transaction=transaction))
         shown = run_view(run_ref.id, run)
@@ -315,7 +310,7 @@ def cancel(call: Call) -> Reply:
         store.update_workspace(transaction, call.body["workspace_id"], release=run_ref.id)
         return {**run, **changes}
 
-    run = apply(db().transaction())
+    run = transact(apply)
     return Reply({"run": run_view(run_ref.id, run)})
 
 

@@ -71,7 +71,6 @@ def test_a_two_step_selection_falls_through_to_the_second_step_end_to_end(
     assert body["question"]["criteria"] == {"small": "one file", "large": "many files"}
     assert body["fullAnswer"]["probabilitySource"] == "model_estimate"
     assert "large" in body["rawResponse"]["text"]
-    assert "test-key" not in json.dumps(body)
     prompt = configured.world.gemini.requests[1].prompt
     assert "<session_input>" in prompt
     assert "- large: many files" in prompt
@@ -334,3 +333,15 @@ def test_only_an_admin_configures_and_a_session_needs_a_selection(connect: Conne
     assert reply.status_code == 409
     put = connect.configure()
     assert issues_for("agentconnect/selection", put.json()) == []
+
+
+def test_the_api_key_is_scrubbed_from_raw_texts(configured: Connect, configure) -> None:
+    secret = "AIzaSy-evidencia-test-secret-0123456789"
+    configure(GEMINI_API_KEY=secret)
+    configured.world.gemini.answer_text(
+        json.dumps({"value": True, "probability": 0.9, "echo": secret})
+    )
+    body = configured.frozen(configured.start()["seq"])
+    assert secret not in json.dumps(body)
+    assert "[redacted]" in body["rawResponse"]["text"]
+    assert configured.world.gemini.requests[0].headers["x-goog-api-key"] == secret

@@ -203,3 +203,47 @@ def test_an_analysis_whose_worker_died_reads_as_failed_once_its_lease_passes(
     assert redeliver(psy.api, "psychologist_analysis_worker", ref.path) == 200
     assert ref.get().get("status") == "failed"
     assert len(psy.world.gemini.requests) == 1
+
+
+def test_the_events_audit_reports_expired_events_as_missing(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    event = db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{reopened[0]}")
+    event.update({"expires_at": event.get().get("received_at")})
+    reply = psy.api.call(
+        "GET",
+        psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]},{reopened[1]}"),
+        token=psy.viewer,
+    )
+    assert reply.json() == {"events": [log.events[2]], "missing": [reopened[0]]}
+
+
+def test_a_hypothesis_citing_no_event_or_out_of_range_is_refused_by_the_schema(
+    psy: Psychologist,
+) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    for wrong in ({"evidenceEventIds": []}, {"confiancaPercent": 150}):
+        psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened, **wrong)]})
+        analysis = psy.settled(psy.analyse(SESSION))
+        assert analysis["failureCode"] == "invalid_output"
+        field = next(iter(wrong))
+        assert any(field in reason for reason in analysis["rejected"][0]["reasons"])
+    assert psy.hypotheses().json() == []
+
+
+def test_the_sweep_leaves_a_session_that_spoke_after_its_query_alone(psy: Psychologist) -> None:
+    """Between the sweep's query and its transaction an event may arrive: the transaction
+    checks the silence again, so such a session stays open."""
+    from datetime import timedelta
+
+    from functions.psychologist.service import _end_if_still_silent
+    from shared.retention import utcnow
+
+    log, _ = reopening_log()
+    psy.ingest(SESSION, log.events)
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}")
+    assert not _end_if_still_silent(session, utcnow() - timedelta(minutes=5))
+    assert session.get().get("state") == "open"
+    assert _end_if_still_silent(session, utcnow() + timedelta(seconds=1))
+    assert session.get().get("state") == "closed_abnormally"

@@ -88,7 +88,6 @@ def test_ingest_needs_member_and_the_psychologist_capability(psy: Psychologist) 
 
 
 def _analyse_with(psy: Psychologist, session: str, log: Log, agents: list[str], count: int) -> None:
-    cited = [event["id"] for event in log.events]
     by_agent = {agent: [e["id"] for e in log.events if e["agent"] == agent] for agent in agents}
     psy.world.gemini.answer_json(
         {
@@ -102,8 +101,8 @@ def _analyse_with(psy: Psychologist, session: str, log: Log, agents: list[str], 
             ]
         }
     )
-    assert cited
-    assert psy.settled(psy.analyse(session))["status"] == "completed"
+    analysis = psy.settled(psy.analyse(session))
+    assert (analysis["status"], analysis["counts"]["hypotheses"]) == ("completed", count)
 
 
 @pytest.fixture

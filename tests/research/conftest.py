@@ -25,10 +25,12 @@ class Research:
     def body(self, **extra: Any) -> dict[str, Any]:
         return {"workspace_id": self.workspace, "conversation_id": self.conversation, **extra}
 
-    def ask(self, token: str | None = None, **extra: Any) -> Any:
+    def ask(
+        self, token: str | None = None, headers: dict[str, str] | None = None, **extra: Any
+    ) -> Any:
         extra.setdefault("request_kind", "overview")
         return self.api.post(
-            "/research-api/assistant/ask", self.body(**extra), token or self.member
+            "/research-api/assistant/ask", self.body(**extra), token or self.member, headers=headers
         )
 
     def status(self, run_id: str, token: str | None = None) -> Any:

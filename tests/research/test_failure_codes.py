@@ -290,3 +290,23 @@ def test_a_run_whose_worker_died_reads_as_failed_once_its_lease_passes(research:
         "generation_unconfirmed",
     )
     assert ref.get().get("status") == "processing", "a status read never writes"
+
+
+@pytest.mark.parametrize("change", ["revoked", "expired"])
+def test_access_changed_when_the_askers_token_ends_before_completion(
+    research: Research, change: str
+) -> None:
+    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    run_id = research.ask().json()["run"]["id"]
+    wait_for(lambda: processing(research, run_id))
+    token_id = research.member.split("_")[1]
+    token = db().document(f"tokens/{token_id}")
+    if change == "revoked":
+        from cli.main import main
+
+        assert main(["admin", "token", "revoke", token_id]) == 0
+    else:
+        token.update({"token_expires_at": token.get().get("created_at")})
+    body = research.settled(run_id)
+    assert body["run"]["failure_code"] == "access_changed"
+    assert body["message"] is None

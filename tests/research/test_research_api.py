@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 
 from shared.clients import db
 from shared.validation import issues_for
@@ -232,3 +233,73 @@ def test_the_next_delivery_settles_a_run_whose_lease_passed(research: Research) 
     stored = ref.get().to_dict()
     assert (stored["status"], stored["failure_code"]) == ("failed", "generation_unconfirmed")
     assert len(research.world.gemini.requests) == 1
+
+
+def test_an_idempotency_key_that_is_not_1_to_255_printable_characters_is_refused(
+    research: Research,
+) -> None:
+    before = all_documents()
+    for key in ("k" * 256, "tab\there"):
+        reply = research.ask(headers={"Idempotency-Key": key})
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["issues"][0]["path"] == ["Idempotency-Key"]
+    assert all_documents() == before
+
+
+def test_an_expired_idempotency_key_creates_a_new_run(research: Research) -> None:
+    research.world.gemini.answer_json(research.answer())
+    research.world.gemini.answer_json(research.answer())
+    headers = {"Idempotency-Key": "key-2"}
+    first = research.ask(headers=headers).json()["run"]["id"]
+    research.settled(first)
+    for key in db().collection(f"workspaces/{research.workspace}/idempotency").stream():
+        key.reference.update({"expires_at": datetime(2000, 1, 1, tzinfo=UTC)})
+    second = research.ask(headers=headers)
+    assert second.status_code == 202, second.text
+    assert second.json()["run"]["id"] != first
+    research.settled(second.json()["run"]["id"])
+
+
+def test_a_changed_source_alone_is_saved_without_a_new_revision(research: Research) -> None:
+    evidence_id, revision = next(iter(research.evidence.items()))
+    path = f"workspaces/{research.workspace}/conversations/{research.conversation}/evidence"
+    text = db().document(f"{path}/{evidence_id}").get().get("text")
+    source = {"title": "Survey 2"}
+    reply = research.upsert([{"evidence_id": evidence_id, "text": text, "source": source}])
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["items"] == [{"evidence_id": evidence_id, "revision": revision}]
+    assert reply.json()["conversation_revision"] == 2
+    assert db().document(f"{path}/{evidence_id}").get().get("source") == source
+
+
+def test_cancelling_a_cancelled_run_again_answers_the_same_run(research: Research) -> None:
+    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    run_id = research.ask().json()["run"]["id"]
+    cancel = research.body(run_id=run_id)
+    first = research.api.post("/research-api/assistant/cancel", cancel, research.member)
+    again = research.api.post("/research-api/assistant/cancel", cancel, research.member)
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json()["run"]["status"] == "cancelled"
+    assert again.json() == first.json()
+
+
+def test_a_number_in_any_text_other_than_the_statement_is_refused(research: Research) -> None:
+    finding = {
+        "statement": "Onboarding is slow for 3 of the users.",
+        "basis": "observed",
+        "evidence": [{"evidence_id": e, "revision": r} for e, r in research.evidence.items()][:1],
+        "uncertainty": "Small sample.",
+    }
+    research.world.gemini.answer_json(research.answer(findings=[finding]))
+    run_id = research.ask(request_kind="themes").json()["run"]["id"]
+    assert research.settled(run_id)["run"]["failure_code"] == "invalid_output"
+    rejected = db().document(f"workspaces/{research.workspace}/runs/{run_id}").get()
+    assert [r["path"] for r in rejected.get("rejected")] == ["findings[0].statement"]
+
+
+def test_a_query_suggestions_run_must_suggest_queries(research: Research) -> None:
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask(request_kind="query_suggestions").json()["run"]["id"]
+    assert research.settled(run_id)["run"]["failure_code"] == "invalid_output"
+    rejected = db().document(f"workspaces/{research.workspace}/runs/{run_id}").get()
+    assert [r["path"] for r in rejected.get("rejected")] == ["query_suggestions"]

@@ -1,0 +1,68 @@
+"""Firestore helpers every API uses: the transaction runner, and Firestore faults as API
+errors."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from google.api_core import exceptions
+from google.cloud import firestore
+
+from shared.clients import db
+from shared.errors import ApiError, ErrorCode
+
+T = TypeVar("T")
+
+TRANSACTION_TRIES = 8
+FIRST_BACKOFF_S = 0.02
+MAX_BACKOFF_S = 0.5
+RETRY_AFTER_UNAVAILABLE_S = 5
+
+
+def _lost_to_contention(error: Exception) -> bool:
+    return isinstance(error, exceptions.Aborted) or (
+        isinstance(error, ValueError) and isinstance(error.__cause__, exceptions.Aborted)
+    )
+
+
+def transact(apply: Callable[[firestore.Transaction], T]) -> T:
+    """Run `apply` in a transaction and return what it returns.
+
+    A transaction that loses to a concurrent one is tried again after a random backoff
+    (the library itself retries at once, which keeps contending writers in lockstep);
+    after `TRANSACTION_TRIES` the contention error is raised, and the API answers 409."""
+    transactional = firestore.transactional(apply)
+    for attempt in range(TRANSACTION_TRIES):
+        try:
+            result: T = transactional(db().transaction(max_attempts=1))
+        except (exceptions.Aborted, ValueError) as error:
+            if not _lost_to_contention(error) or attempt == TRANSACTION_TRIES - 1:
+                raise
+            ceiling = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**attempt)
+            time.sleep(random.uniform(0, ceiling))  # noqa: S311 - jitter, not a secret
+        else:
+            return result
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
+def store_fault(error: Exception) -> ApiError | None:
+    """The API's answer to a Firestore fault: unreachable or out of time is `503`, a
+    transaction that lost to contention `409`, both with `Retry-After`; None otherwise."""
+    if _lost_to_contention(error):
+        return ApiError(
+            ErrorCode.CONFLICT,
+            "The request met a concurrent change to the same data; retry it.",
+            headers={"Retry-After": "1"},
+        )
+    if isinstance(
+        error, (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
+    ):
+        return ApiError(
+            ErrorCode.UNAVAILABLE,
+            "The database did not answer in time; retry shortly.",
+            headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)},
+        )
+    return None

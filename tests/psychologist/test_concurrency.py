@@ -1,0 +1,78 @@
+"""Event batches and decisions racing each other, with real threads against the local host.
+
+All batches of one session contend on its session document, and all decisions on one
+hypothesis; the emulator serialises such transactions poorly, so a loser may answer `409`
+with `Retry-After`. Nothing may answer `500`, store an event twice or lose a decision.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from shared.clients import db
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.psychologist.test_analysis_flow import SESSION, reopening_log
+
+RETRY_LATER = {409, 503}
+
+
+def at_once(calls: list[Any]) -> list[Any]:
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(lambda call: call(), calls))
+
+
+def test_overlapping_batches_at_once_store_each_event_once_with_consistent_counts(
+    psy: Psychologist,
+) -> None:
+    log = Log()
+    for index in range(45):
+        log.add("dev-api", "tool.call", task=f"T-{index}")
+    batches = [log.events[start : start + 10] for start in range(0, 40, 5)]
+    replies = at_once([lambda b=batch: psy.ingest(SESSION, b) for batch in batches])
+    accepted = 0
+    for batch, reply in zip(batches, replies, strict=True):
+        if reply.status_code == 200:
+            counts = reply.json()
+            assert counts["accepted"] + counts["duplicates"] == len(batch)
+            accepted += counts["accepted"]
+        else:
+            assert reply.status_code in RETRY_LATER, reply.text
+            assert "Retry-After" in reply.headers
+    events = db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream()
+    stored = [snapshot.id for snapshot in events]
+    assert len(stored) == len(set(stored)) == accepted
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    assert session["event_count"] == accepted
+
+
+def test_decisions_at_once_on_one_hypothesis_all_stay_in_its_history(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    psy.settled(psy.analyse(SESSION))
+    target = psy.hypotheses().json()[0]["id"]
+    path = psy.path(f"/hypotheses/{target}/decision")
+    statuses = ["accepted", "dismissed"] * 5
+    replies = at_once(
+        [
+            lambda s=status, i=index: psy.api.post(
+                path, {"status": s, "reason": f"decision {i}"}, psy.admin
+            )
+            for index, status in enumerate(statuses)
+        ]
+    )
+    sent = [f"decision {index}" for index in range(len(statuses))]
+    for reply in replies:
+        assert reply.status_code == 200 or (
+            reply.status_code in RETRY_LATER and "Retry-After" in reply.headers
+        ), reply.text
+    decided = sorted(
+        reason for reason, reply in zip(sent, replies, strict=True) if reply.status_code == 200
+    )
+    assert decided
+    decisions = db().collection(f"projects/{psy.project}/hypotheses/{target}/decisions")
+    history = [snapshot.to_dict() or {} for snapshot in decisions.order_by("decidedAt").stream()]
+    assert sorted(entry["reason"] for entry in history) == decided
+    previous = ["proposed"] + [entry["status"] for entry in history[:-1]]
+    assert [entry["previousStatus"] for entry in history] == previous

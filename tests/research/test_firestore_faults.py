@@ -1,0 +1,27 @@
+"""Firestore faults on the request path answer 503 or 409 with Retry-After, never 500."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from tests.research.conftest import Research
+
+
+def test_with_firestore_unreachable_a_read_answers_503_within_seconds_and_the_host_survives(
+    research: Research, configure
+) -> None:
+    reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask().json()["run"]["id"]
+    research.settled(run_id)
+    configure(FIRESTORE_EMULATOR_HOST="127.0.0.1:9", FIRESTORE_TIMEOUT_S="2")
+    started = time.monotonic()
+    reply = research.status(run_id)
+    assert time.monotonic() - started < 10
+    assert reply.status_code == 503, reply.text
+    assert reply.json()["code"] == "unavailable"
+    assert reply.headers["Retry-After"] == "5"
+    assert reply.json()["request_id"] == reply.headers["x-request-id"]
+    configure(FIRESTORE_EMULATOR_HOST=reachable)
+    assert research.status(run_id).status_code == 200
