@@ -139,6 +139,7 @@ def register_triggers(emulator: emulator_module.Emulator) -> None:
     for entry in trigger_entries():
         assert entry.document is not None
         emulator.register_trigger(entry.name, entry.document)
+    emulator.register_trigger(PROBE_TRIGGER, f"{PROBE_COLLECTION}/{{probeId}}")
 
 
 class Scheduler:
@@ -203,6 +204,16 @@ class LocalHost:
         self.thread.start()
         self.scheduler.start()
         return self
+
+    def delivered_probe(self, timeout: float) -> bool:
+        """Create a probe document and wait for its event: once it is here, the events of
+        the writes made before it have been handed over too."""
+        from shared.clients import db
+        from shared.ids import new_ulid
+
+        probe_id = new_ulid()
+        db().collection(PROBE_COLLECTION).document(probe_id).create({"at": probe_id})
+        return self.probes.wait_for(probe_id, timeout)
 
     def stop(self) -> None:
         self.scheduler.stop()
@@ -351,13 +362,7 @@ def suitable_emulator_command(port: int) -> str:
 def check_delivery(host: LocalHost) -> None:
     """Fail unless the emulator delivers document-created events to this host: a probe
     document is created and its event must arrive."""
-    from shared.clients import db
-    from shared.ids import new_ulid
-
-    host.emulator.register_trigger(PROBE_TRIGGER, f"{PROBE_COLLECTION}/{{probeId}}")
-    probe_id = new_ulid()
-    db().collection(PROBE_COLLECTION).document(probe_id).create({"at": probe_id})
-    if not host.probes.wait_for(probe_id, PROBE_WAIT_S):
+    if not host.delivered_probe(PROBE_WAIT_S):
         raise HostError(
             f"The Firestore emulator at {host.emulator.host} does not deliver trigger events to "
             f"this host (port {host.port}), so runs, analyses and evaluations would never start. "

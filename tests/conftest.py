@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,8 +75,9 @@ def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         request.getfixturevalue("gemini_server").reset()
     yield
     if "host" in request.fixturenames:
-        time.sleep(0.2)  # let the emulator hand over the events of the test's last writes
-        assert request.getfixturevalue("host").in_flight.wait_idle(timeout=30)
+        local = request.getfixturevalue("host")
+        assert local.delivered_probe(timeout=10)
+        assert local.in_flight.wait_idle(timeout=30)
     monkeypatch.undo()
     reset_clients()
 

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -88,7 +87,6 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
-    time.sleep(0.5)
     assert not answers(f"http://{emulator_host}/"), "the emulator stopped with serve"
     assert not answers(f"http://127.0.0.1:{port}/openapi.json")
     assert not (tmp_path / f"evidencia-serve-{os.getuid()}-{port}.json").exists()

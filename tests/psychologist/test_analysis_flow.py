@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import time
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import redeliver
+from tests.api import redeliver, wait_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -38,8 +37,7 @@ def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed
             ]
         }
     )
-    time.sleep(1.2)
-    assert psy.sweep()["sessions"] == [SESSION]
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [SESSION]
 
     session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
     assert (session["state"], session["cause"]) == ("closed_abnormally", "heartbeat_timeout")

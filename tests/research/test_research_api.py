@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime
 
 from shared.clients import db
@@ -180,7 +179,6 @@ def test_a_duplicated_delivery_causes_one_gemini_call_and_one_message(research: 
     document = f"workspaces/{research.workspace}/runs/{run_id}"
     for raw_protobuf in (False, True):
         assert redeliver(research.api, "research_run_worker", document, raw_protobuf) == 200
-    time.sleep(0.3)
     assert len(research.world.gemini.requests) == 1
     assert research.status(run_id).json()["message"] == first["message"]
 
