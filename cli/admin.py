@@ -22,6 +22,9 @@ _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
+KIND_HELP = "the tenant's kind; found from the id when not given"
+
+
 class AdminError(Exception):
     pass
 
@@ -53,11 +56,13 @@ def add_parser(subparsers: Any) -> None:
     member = groups.add_parser("member").add_subparsers(dest="action", required=True)
     add = member.add_parser("add", help="add a user to a tenant, or change their role")
     add.add_argument("--tenant", required=True)
+    add.add_argument("--kind", choices=sorted(auth.TENANT_COLLECTIONS), help=KIND_HELP)
     add.add_argument("--user", required=True)
     add.add_argument("--role", required=True, choices=auth.ROLES)
     add.add_argument("--json", action="store_true")
     remove = member.add_parser("remove", help="remove a user from a tenant")
     remove.add_argument("--tenant", required=True)
+    remove.add_argument("--kind", choices=sorted(auth.TENANT_COLLECTIONS), help=KIND_HELP)
     remove.add_argument("--user", required=True)
 
     token = groups.add_parser("token").add_subparsers(dest="action", required=True)
@@ -94,11 +99,32 @@ def _use_running_emulator(port: int | None) -> None:
         raise AdminError(f"Local hosts are running on ports {ports}; say which with --port.")
 
 
-def _find_tenant(client: firestore.Client, tenant_id: str) -> str:
-    for kind in auth.TENANT_COLLECTIONS:
-        if auth.tenant_ref(client, kind, tenant_id).get().exists:
-            return kind
-    raise AdminError(f"No workspace, project or org has the id {tenant_id}.")
+TENANT_IDS = "tenant_ids"
+"""tenant_ids/{id} reserves a tenant id for one kind, so that ids never collide across kinds."""
+
+
+def _kinds_holding(client: firestore.Client, tenant_id: str) -> list[str]:
+    refs = [auth.tenant_ref(client, kind, tenant_id) for kind in auth.TENANT_COLLECTIONS]
+    found = {s.reference.path for s in client.get_all(refs) if s.exists}
+    return [
+        kind for kind, ref in zip(auth.TENANT_COLLECTIONS, refs, strict=True) if ref.path in found
+    ]
+
+
+def _find_tenant(client: firestore.Client, tenant_id: str, kind: str | None = None) -> str:
+    """The kind of the tenant with this id (checked to be `kind` when one is given)."""
+    held = _kinds_holding(client, tenant_id)
+    if kind is not None:
+        if kind not in held:
+            raise AdminError(f"No {kind} has the id {tenant_id}.")
+        return kind
+    if not held:
+        raise AdminError(f"No workspace, project or org has the id {tenant_id}.")
+    if len(held) > 1:
+        raise AdminError(
+            f"The id {tenant_id} names a {' and a '.join(held)}; say which with --kind."
+        )
+    return held[0]
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
@@ -113,30 +139,40 @@ def tenant_create(args: argparse.Namespace) -> None:
             raise AdminError(f"A workspace id must be a UUID; {tenant_id!r} is not.")
     else:
         tenant_id = args.tenant_id or new_ulid()
-    ref = auth.tenant_ref(client, args.kind, tenant_id)
+    held = _kinds_holding(client, tenant_id)
+    if held:
+        raise AdminError(f"The id {tenant_id} is already taken by a {held[0]}.")
+    reservation = client.collection(TENANT_IDS).document(tenant_id)
+    batch = client.batch()
+    batch.create(reservation, {"kind": args.kind})
+    batch.create(
+        auth.tenant_ref(client, args.kind, tenant_id),
+        {"kind": args.kind, "name": args.name, "created_at": utcnow()},
+    )
     try:
-        ref.create({"kind": args.kind, "name": args.name, "created_at": utcnow()})
+        batch.commit()
     except AlreadyExists:
-        raise AdminError(f"The {args.kind} {tenant_id} already exists.") from None
-    _emit(args, {"id": tenant_id, "kind": args.kind}, tenant_id)
+        taken = (reservation.get().to_dict() or {}).get("kind", args.kind)
+        raise AdminError(f"The id {tenant_id} is already taken by a {taken}.") from None
+    _emit(args, {"id": tenant_id, "kind": args.kind}, f"created {args.kind} {tenant_id}")
 
 
 def member_add(args: argparse.Namespace) -> None:
     client = db()
-    kind = _find_tenant(client, args.tenant)
+    kind = _find_tenant(client, args.tenant, args.kind)
     auth.member_ref(client, kind, args.tenant, args.user).set(
         {"role": args.role, "updated_at": utcnow()}
     )
     _emit(
         args,
-        {"tenant": args.tenant, "user": args.user, "role": args.role},
+        {"tenant": args.tenant, "kind": kind, "user": args.user, "role": args.role},
         f"{args.user} is {args.role} of {kind} {args.tenant}",
     )
 
 
 def member_remove(args: argparse.Namespace) -> None:
     client = db()
-    kind = _find_tenant(client, args.tenant)
+    kind = _find_tenant(client, args.tenant, args.kind)
     ref = auth.member_ref(client, kind, args.tenant, args.user)
     if not ref.get().exists:
         raise AdminError(f"{args.user} is not a member of {args.tenant}.")
@@ -145,8 +181,11 @@ def member_remove(args: argparse.Namespace) -> None:
 
 
 def token_create(args: argparse.Namespace) -> None:
+    client = db()
+    for tenant_id in args.tenants or []:
+        _find_tenant(client, tenant_id)
     token, token_id = auth.create_token(
-        db(),
+        client,
         user_id=args.user,
         credential_class=auth.CredentialClass(args.credential_class),
         capabilities=args.capability,

@@ -10,36 +10,50 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import threading
 from collections.abc import Callable
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import flask
 from cloudevents.http import from_http
-from werkzeug.exceptions import HTTPException
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 import main
 from cli import emulator as emulator_module
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
-from shared import logs
+from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
 from shared.http import request_id_of
+from shared.ids import new_uuid
 
 OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
-ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-_CODE_BY_STATUS = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+"""Every method reaches the entry point, which answers what it does not serve with 405."""
+_CODE_BY_STATUS = {
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
+    414: ErrorCode.INVALID_REQUEST,
+}
+SECRET_HEADER = "X-Evidencia-Local-Secret"  # noqa: S105 - a header name, not a secret
+"""Private routes (the sweeps) answer only calls that carry the host's secret; trigger
+deliveries are routed under a path that holds it."""
 
 
 def _werkzeug_rule(route: str) -> str:
     return route.replace("{", "<").replace("}", ">")
 
 
-def _http_view(entry: Entry) -> Callable[..., Any]:
+def _http_view(entry: Entry, secret: str) -> Callable[..., Any]:
     def view(**_params: str) -> Any:
+        if entry.schedule is not None and flask.request.headers.get(SECRET_HEADER) != secret:
+            raise NotFound(f"No operation is served at {flask.request.path}.")
         return getattr(main, entry.name)(flask.request)
 
     view.__name__ = entry.name
@@ -84,14 +98,39 @@ def _trigger_view(entry: Entry, in_flight: InFlight) -> Callable[[], Any]:
     return view
 
 
+def error_response(status: int, message: str, request_id: str) -> tuple[bytes, dict[str, str]]:
+    """The API's JSON error body and headers for a status the host itself answers."""
+    api_error = ApiError(_CODE_BY_STATUS.get(status, ErrorCode.INTERNAL), message)
+    body = {**api_error.body(request_id), "error": HTTPStatus(status).phrase}
+    return jsonbody.dumps(body).encode(), {
+        "Content-Type": "application/json",
+        "x-request-id": request_id,
+    }
+
+
 def _error(error: HTTPException) -> flask.Response:
-    request_id = request_id_of(flask.request)
     status = error.code or 500
-    api_error = ApiError(_CODE_BY_STATUS.get(status, ErrorCode.INTERNAL), error.description or "")
-    response = flask.jsonify(api_error.body(request_id))
-    response.status_code = status
-    response.headers["x-request-id"] = request_id
+    body, headers = error_response(status, error.description or "", request_id_of(flask.request))
+    response = flask.Response(body, status=status, headers=headers)
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
+        response.headers["Allow"] = ", ".join(sorted(error.valid_methods))
     return response
+
+
+class _RequestHandler(WSGIRequestHandler):
+    """Werkzeug's handler, answering what it refuses itself (an oversized request line)
+    with the API's JSON error instead of an HTML page."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        body, headers = error_response(code, message or explain or "", new_uuid())
+        self.send_response(code, message)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200:
+            self.wfile.write(body)
 
 
 def _probe_view(probes: Probes) -> Callable[[], Any]:
@@ -103,50 +142,55 @@ def _probe_view(probes: Probes) -> Callable[[], Any]:
     return view
 
 
-def build_app(project_id: str, in_flight: InFlight, probes: Probes) -> flask.Flask:
+def trigger_id(name: str, secret: str) -> str:
+    """The id a trigger is registered under with the emulator, which delivers its events
+    to `/functions/projects/{project}/triggers/{id}`: only the emulator knows the path."""
+    return f"{name}-{secret}"
+
+
+def build_app(project_id: str, in_flight: InFlight, probes: Probes, secret: str) -> flask.Flask:
     app = flask.Flask("evidencia")
     for entry in http_entries():
         assert entry.route is not None
         app.add_url_rule(
             _werkzeug_rule(entry.route),
             endpoint=entry.name,
-            view_func=_http_view(entry),
+            view_func=_http_view(entry, secret),
             methods=ALL_METHODS,
+            provide_automatic_options=False,
         )
-    for entry in trigger_entries():
+    triggers = [(entry.name, _trigger_view(entry, in_flight)) for entry in trigger_entries()]
+    for name, view in [*triggers, (PROBE_TRIGGER, _probe_view(probes))]:
         app.add_url_rule(
-            f"/functions/projects/{project_id}/triggers/{entry.name}",
-            endpoint=entry.name,
-            view_func=_trigger_view(entry, in_flight),
+            f"/functions/projects/{project_id}/triggers/{trigger_id(name, secret)}",
+            endpoint=name,
+            view_func=view,
             methods=["POST"],
+            provide_automatic_options=False,
         )
-    app.add_url_rule(
-        f"/functions/projects/{project_id}/triggers/{PROBE_TRIGGER}",
-        endpoint=PROBE_TRIGGER,
-        view_func=_probe_view(probes),
-        methods=["POST"],
-    )
     app.add_url_rule(
         "/openapi.json",
         endpoint="openapi",
         view_func=lambda: flask.Response(OPENAPI.read_bytes(), mimetype="application/json"),
+        provide_automatic_options=False,
     )
     app.register_error_handler(HTTPException, _error)
     return app
 
 
-def register_triggers(emulator: emulator_module.Emulator) -> None:
+def register_triggers(emulator: emulator_module.Emulator, secret: str) -> None:
     for entry in trigger_entries():
         assert entry.document is not None
-        emulator.register_trigger(entry.name, entry.document)
-    emulator.register_trigger(PROBE_TRIGGER, f"{PROBE_COLLECTION}/{{probeId}}")
+        emulator.register_trigger(trigger_id(entry.name, secret), entry.document)
+    emulator.register_trigger(trigger_id(PROBE_TRIGGER, secret), f"{PROBE_COLLECTION}/{{probeId}}")
 
 
 class Scheduler:
     """Runs every scheduled entry point (Cloud Scheduler's job in production) on an interval."""
 
-    def __init__(self, app: flask.Flask, interval_s: float) -> None:
+    def __init__(self, app: flask.Flask, interval_s: float, secret: str) -> None:
         self.app = app
+        self.secret = secret
         self.interval_s = interval_s
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -160,7 +204,7 @@ class Scheduler:
         while not self.stopped.wait(self.interval_s):
             for entry in scheduled_entries():
                 assert entry.route is not None
-                client.post(entry.route)
+                client.post(entry.route, headers={SECRET_HEADER: self.secret})
 
     def stop(self) -> None:
         self.stopped.set()
@@ -186,21 +230,24 @@ class LocalHost:
         self.owns_emulator = owns_emulator
         self.in_flight = InFlight()
         self.probes = Probes()
-        app = build_app(emulator.project_id, self.in_flight, self.probes)
+        self.secret = secrets.token_hex(16)
+        app = build_app(emulator.project_id, self.in_flight, self.probes, self.secret)
         fd = listener.fileno() if listener is not None else None
-        self.server: BaseWSGIServer = make_server("127.0.0.1", port, app, threaded=True, fd=fd)
+        self.server: BaseWSGIServer = make_server(
+            "127.0.0.1", port, app, threaded=True, fd=fd, request_handler=_RequestHandler
+        )
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         interval = (
             settings().schedule_interval_s if schedule_interval_s is None else schedule_interval_s
         )
-        self.scheduler = Scheduler(app, interval)
+        self.scheduler = Scheduler(app, interval, self.secret)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LocalHost:
-        register_triggers(self.emulator)
+        register_triggers(self.emulator, self.secret)
         self.thread.start()
         self.scheduler.start()
         return self
@@ -319,6 +366,7 @@ def serve(port: int) -> None:
             f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
             flush=True,
         )
+        print(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -108,6 +108,8 @@ def build() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for entry in http_entries():
         assert entry.route is not None
+        if entry.schedule is not None:
+            continue  # private: Cloud Scheduler's jobs, never routed publicly
         for operation in entry.operations:
             paths.setdefault(entry.route, {})[operation.method.lower()] = _operation(
                 entry, operation, used

@@ -8,7 +8,6 @@ Domain code raises `ApiError`; anything else becomes a logged, unechoed `interna
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import traceback
@@ -20,7 +19,7 @@ from typing import Any
 import flask
 from werkzeug.datastructures import Headers
 
-from shared import auth, logs
+from shared import auth, jsonbody, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_uuid
@@ -89,15 +88,20 @@ def request_id_of(request: flask.Request) -> str:
 def _read_json_body(request: flask.Request) -> dict[str, Any]:
     if request.mimetype != "application/json":
         raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
+    charset = request.mimetype_params.get("charset", "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise ApiError(
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be UTF-8 (RFC 8259), not " + charset
+        )
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
     raw = request.stream.read(MAX_BODY_BYTES + 1)
     if len(raw) > MAX_BODY_BYTES:
         raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"The body is not valid JSON: {error}.") from None
+        body = jsonbody.parse(raw)
+    except jsonbody.JsonBodyError as error:
+        raise ApiError(ErrorCode.INVALID_REQUEST, str(error), issues=error.issues or None) from None
     if not isinstance(body, dict):
         raise ApiError(
             ErrorCode.INVALID_REQUEST,
@@ -173,9 +177,7 @@ def _prepare(
 
 
 def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Response:
-    response = flask.Response(
-        json.dumps(body, separators=(",", ":")), status=status, mimetype="application/json"
-    )
+    response = flask.Response(jsonbody.dumps(body), status=status, mimetype="application/json")
     for name, value in headers.items():
         response.headers[name] = value
     return response

@@ -12,6 +12,7 @@ from typing import Any
 
 import requests
 
+from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
 from tests.gemini_server import GeminiTestServer
 
@@ -19,7 +20,13 @@ from tests.gemini_server import GeminiTestServer
 @dataclass
 class Api:
     base_url: str
+    secret: str = ""
+    """The local host's secret, for its private routes and trigger deliveries."""
     session: requests.Session = field(default_factory=requests.Session)
+
+    def private(self, path: str) -> requests.Response:
+        """POST to a private route (a sweep) as the host's scheduler does."""
+        return self.call("POST", path, headers={SECRET_HEADER: self.secret})
 
     def call(
         self,
@@ -146,6 +153,7 @@ def redeliver(api: Api, trigger: str, document: str, raw_protobuf: bool = False)
     data, headers = created_event(document)
     if raw_protobuf:
         data = base64.b64decode(data)
-    url = f"{api.base_url}/functions/projects/demo-evidencia/triggers/{trigger}"
+    path = f"/functions/projects/demo-evidencia/triggers/{trigger_id(trigger, api.secret)}"
+    url = api.base_url + path
     status: int = api.session.post(url, data=data, headers=headers, timeout=30).status_code
     return status

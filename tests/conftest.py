@@ -99,7 +99,7 @@ def configure(monkeypatch: pytest.MonkeyPatch) -> object:
 
 @pytest.fixture
 def api(host: LocalHost) -> Api:
-    return Api(host.url)
+    return Api(host.url, host.secret)
 
 
 @pytest.fixture

@@ -141,3 +141,57 @@ def test_an_unparseable_duration_is_refused(
             ]
         )
     assert "is not a duration" in capsys.readouterr().err
+
+
+def test_a_tenant_id_belongs_to_one_kind_only(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    workspace = admin("tenant", "create", "--kind", "workspace")["id"]
+    capsys.readouterr()
+    for kind in ("project", "org", "workspace"):
+        assert main(["admin", "tenant", "create", "--kind", kind, "--id", workspace]) == 1
+        assert "already taken by a workspace" in capsys.readouterr().err
+
+
+def test_member_commands_name_the_kind_they_acted_on(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    project = admin("tenant", "create", "--kind", "project")["id"]
+    added = admin("member", "add", "--tenant", project, "--user", "ana", "--role", "viewer")
+    assert added["kind"] == "project"
+    assert (
+        main(
+            [
+                "admin",
+                "member",
+                "add",
+                "--tenant",
+                project,
+                "--kind",
+                "org",
+                "--user",
+                "ana",
+                "--role",
+                "viewer",
+            ]
+        )
+        == 1
+    )
+    assert f"No org has the id {project}" in capsys.readouterr().err
+    assert main(["admin", "member", "remove", "--tenant", project, "--user", "ana"]) == 0
+    assert f"ana removed from project {project}" in capsys.readouterr().out
+
+
+def test_token_create_refuses_a_tenant_that_does_not_exist(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    args = ["admin", "token", "create", "--user", "u", "--class", "user_session"]
+    args += ["--capability", "agent:research", "--tenant", "nope"]
+    assert main(args) == 1
+    assert "No workspace, project or org has the id nope" in capsys.readouterr().err

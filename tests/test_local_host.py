@@ -7,9 +7,10 @@ import json
 import pytest
 import requests
 
+from cli.host import SECRET_HEADER, trigger_id
 from shared.clients import db
 from shared.retention import utcnow
-from tests.api import Api, World, redeliver, wait_for
+from tests.api import Api, World, created_event, redeliver, wait_for
 
 
 def deliveries(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
@@ -55,7 +56,8 @@ def test_a_trigger_acknowledges_and_logs_an_event_it_cannot_decode(
         "ce-type": "google.cloud.firestore.document.v1.created",
         "Content-Type": "application/protobuf",
     }
-    url = f"{api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker"
+    trigger = trigger_id("research_run_worker", api.secret)
+    url = f"{api.base_url}/functions/projects/demo-evidencia/triggers/{trigger}"
     capsys.readouterr()
     reply = api.session.post(url, data=b"\xff not protobuf, not base64", headers=headers)
     assert reply.status_code == 200
@@ -87,3 +89,40 @@ def test_a_trigger_acknowledges_and_logs_an_event_whose_document_is_gone(
 def logged(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
     out = capsys.readouterr().out.splitlines()
     return [json.loads(line) for line in out if line.startswith("{")]
+
+
+def test_private_routes_answer_only_the_hosts_own_callers(api: Api) -> None:
+    """Sweeps need the host's secret; trigger deliveries are served only at the path the
+    emulator was given. Anyone else on the port gets the API's 404."""
+    for route in ("/internal/research/sweep", "/internal/psychologist/sweep"):
+        refused = api.call("POST", route)
+        assert refused.status_code == 404
+        assert refused.json()["code"] == "not_found"
+        wrong = api.call("POST", route, headers={SECRET_HEADER: "guess"})
+        assert wrong.status_code == 404
+        assert api.private(route).status_code == 200
+    data, headers = created_event("workspaces/w/runs/r")
+    forged = api.session.post(
+        f"{api.base_url}/functions/projects/demo-evidencia/triggers/research_run_worker",
+        data=data,
+        headers=headers,
+    )
+    assert forged.status_code == 404
+    assert forged.json()["request_id"] == forged.headers["x-request-id"]
+
+
+@pytest.mark.parametrize("method", ["OPTIONS", "TRACE", "PATCH"])
+def test_a_method_an_operation_does_not_serve_gets_405_with_allow(api: Api, method: str) -> None:
+    for path, allowed in (("/research-api/assistant/status", "POST"), ("/openapi.json", "GET")):
+        reply = api.call(method, path)
+        assert reply.status_code == 405, reply.text
+        assert reply.headers["Allow"].split(", ")[0] == allowed
+        assert reply.json()["code"] == "method_not_allowed"
+        assert reply.json()["request_id"] == reply.headers["x-request-id"]
+
+
+def test_an_oversized_request_line_gets_the_apis_json_error(api: Api) -> None:
+    reply = requests.get(api.base_url + "/research-api/" + "x" * 70_000, timeout=10)
+    assert reply.status_code == 414
+    assert reply.json()["request_id"] == reply.headers["x-request-id"]
+    assert reply.json()["error"] == "Request-URI Too Long"

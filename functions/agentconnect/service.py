@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -28,6 +29,8 @@ from shared.retention import utcnow
 from shared.store import transact
 
 NOT_READY_RETRY_S = "1"
+MAX_INPUT_BYTES = 64 * 1024
+"""A session's input is stored with the session and again in its evaluation's details."""
 SWEEP_BATCH = 200
 
 
@@ -68,8 +71,25 @@ def _fallback_of_version(
     return fallback_of((stored.to_dict() or {})["selection"])
 
 
+def _check_input_size(session_input: dict[str, Any]) -> None:
+    size = len(json.dumps(session_input, separators=(",", ":")).encode())
+    if size > MAX_INPUT_BYTES:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "The session input is too large.",
+            issues=[
+                {
+                    "path": ["input"],
+                    "message": f"input is {size} bytes as JSON; at most {MAX_INPUT_BYTES}",
+                    "code": "too_big",
+                }
+            ],
+        )
+
+
 def start_session(call: Call) -> Reply:
     org_id, agent_id = call.params["orgId"], call.params["id"]
+    _check_input_size(call.body["input"])
     session_id = call.body.get("sessionId") or new_ulid()
     agent = store.agent_ref(org_id, agent_id)
     session = store.session_ref(org_id, agent_id, session_id)

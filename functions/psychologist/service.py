@@ -274,8 +274,8 @@ def get_analysis(call: Call) -> Reply:
 def _decode_page_token(token: str) -> tuple[datetime, str]:
     try:
         created, hypothesis_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        return parse_instant(created), str(hypothesis_id)
-    except (binascii.Error, ValueError, TypeError) as error:
+        return parse_instant(str(created)), str(hypothesis_id)
+    except (binascii.Error, ValueError, TypeError, OverflowError) as error:
         raise ApiError(
             ErrorCode.INVALID_REQUEST,
             "pageToken is not a token this endpoint returned.",

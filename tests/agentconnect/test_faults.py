@@ -58,7 +58,7 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
     assert issues_for("agentconnect/evaluation", shown.json()) == []
     assert (shown.json()["outcome"], shown.json()["target"]) == ("fallback", DEFAULT)
     assert "did not finish in time" in shown.json()["reason"]
-    reply = configured.api.call("POST", "/internal/agentconnect/sweep")
+    reply = configured.api.private("/internal/agentconnect/sweep")
     assert reply.status_code == 200, reply.text
     assert reply.json()["evaluations"] == [ref.path]
     assert stored(configured, seq)["outcome"] == "fallback"

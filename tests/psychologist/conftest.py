@@ -91,7 +91,7 @@ class Psychologist:
         )
 
     def sweep(self) -> dict[str, Any]:
-        reply = self.api.call("POST", "/internal/psychologist/sweep")
+        reply = self.api.private("/internal/psychologist/sweep")
         assert reply.status_code == 200, reply.text
         body: dict[str, Any] = reply.json()
         return body

@@ -96,7 +96,7 @@ def test_the_sweep_settles_runs_stuck_processing_or_queued(research: Research) -
     for run_id in runs:
         shown = research.status(run_id).json()["run"]
         assert (shown["status"], shown["failure_code"]) == ("failed", "generation_unconfirmed")
-    reply = research.api.call("POST", "/internal/research/sweep")
+    reply = research.api.private("/internal/research/sweep")
     assert reply.status_code == 200, reply.text
     assert sorted(reply.json()["runs"]) == sorted(f"{base}/{run_id}" for run_id in runs)
     for run_id in runs:
