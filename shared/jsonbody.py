@@ -112,8 +112,6 @@ def _key_issues(path: list[Any], key: str) -> list[Issue]:
 
 def parse(raw: bytes) -> Any:
     """The JSON value in `raw`, or `JsonBodyError` saying why it is refused."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise JsonBodyError("The body starts with a byte order mark; send UTF-8 without one.")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

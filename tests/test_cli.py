@@ -15,6 +15,7 @@ import pytest
 
 from cli.emulator import free_port
 from cli.openapi import render
+from shared.clients import db
 from shared.validation import SCHEMAS_DIR
 from tests.api import admin
 
@@ -153,6 +154,10 @@ def test_a_tenant_id_belongs_to_one_kind_only(
     for kind in ("project", "org", "workspace"):
         assert main(["admin", "tenant", "create", "--kind", kind, "--id", workspace]) == 1
         assert "already taken by a workspace" in capsys.readouterr().err
+    legacy = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
+    db().document(f"projects/{legacy}").set({"kind": "project", "name": "stored before"})
+    assert main(["admin", "tenant", "create", "--kind", "org", "--id", legacy]) == 1
+    assert "already taken by a project" in capsys.readouterr().err
 
 
 def test_member_commands_name_the_kind_they_acted_on(
