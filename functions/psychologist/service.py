@@ -14,7 +14,7 @@ from google.cloud.firestore_v1 import FieldFilter
 
 from functions.psychologist import store
 from functions.psychologist.lifecycle import LIFECYCLE
-from functions.psychologist.views import analysis_view, hypothesis_view, session_view
+from functions.psychologist.views import analysis_view, decider, hypothesis_view, session_view
 from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
@@ -319,7 +319,7 @@ def decide(call: Call) -> Reply:
         now = utcnow()
         changes = {
             "status": call.body["status"],
-            "decidedBy": call.principal.user_id,
+            "decidedBy": decider(call.principal),
             "decidedAt": now,
             "updatedAt": now,
         }
@@ -330,7 +330,7 @@ def decide(call: Call) -> Reply:
                 "status": call.body["status"],
                 "previousStatus": current["status"],
                 "reason": call.body.get("reason"),
-                "decidedBy": call.principal.user_id,
+                "decidedBy": decider(call.principal),
                 "decidedAt": now,
                 "requestId": call.request_id,
             },

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from shared import jobs
+from shared.auth import Principal
 from shared.jobs import UNCONFIRMED
 from shared.retention import iso, utcnow
 
 
 def _iso_or_none(moment: datetime | None) -> str | None:
     return iso(moment) if moment is not None else None
+
+
+def decider(principal: Principal) -> dict[str, Any]:
+    """Who decides, as stored with the decision and shown as `decidedBy`."""
+    return {
+        "userId": principal.user_id,
+        "credentialClass": principal.credential_class.value,
+        "displayName": None,
+    }
+
+
+def _decided_by(stored: Any) -> dict[str, Any] | None:
+    """Decisions stored before `decidedBy` became an object kept the user id alone."""
+    if isinstance(stored, str):
+        return {"userId": stored, "credentialClass": None, "displayName": None}
+    return cast(dict[str, Any] | None, stored)
 
 
 def hypothesis_view(data: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +46,7 @@ def hypothesis_view(data: dict[str, Any]) -> dict[str, Any]:
         "evidenceEventIds": list(data["evidenceEventIds"]),
         "terminationAnalysis": data.get("terminationAnalysis"),
         "status": data["status"],
-        "decidedBy": data.get("decidedBy"),
+        "decidedBy": _decided_by(data.get("decidedBy")),
         "decidedAt": _iso_or_none(data.get("decidedAt")),
         "createdAt": iso(data["createdAt"]),
         "updatedAt": iso(data["updatedAt"]),

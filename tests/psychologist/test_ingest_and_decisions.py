@@ -11,6 +11,7 @@ import pytest
 from cli.emulator import free_port
 from cli.host import LocalHost
 from shared.clients import db
+from shared.retention import utcnow
 from shared.validation import issues_for
 from tests.api import all_documents, wait_for
 from tests.gemini_server import Recorded, Reply
@@ -170,7 +171,12 @@ def test_decisions_record_who_and_when_and_keep_their_history(many: Psychologist
     assert accepted.status_code == 200, accepted.text
     body = accepted.json()
     assert issues_for("psychologist/hypothesis", body) == []
-    assert (body["status"], body["decidedBy"]) == ("accepted", "ada")
+    assert body["status"] == "accepted"
+    assert body["decidedBy"] == {
+        "userId": "ada",
+        "credentialClass": "personal_access_token",
+        "displayName": None,
+    }
     assert body["decidedAt"] is not None
     dismissed = many.api.post(path, {"status": "dismissed"}, many.admin).json()
     assert dismissed["status"] == "dismissed"
@@ -281,3 +287,16 @@ def test_signals_stay_small_however_large_the_log(psy: Psychologist) -> None:
     assert all(len(signal["eventIds"]) <= 10 for signal in signals)
     prompt = psy.world.gemini.requests[0].prompt
     assert len(prompt.split("<session_events>")[0]) < 8000
+
+
+def test_a_decision_stored_with_a_bare_user_id_reads_as_an_object(many: Psychologist) -> None:
+    target = many.hypotheses(limit=1).json()[0]
+    stored = db().document(f"projects/{many.project}/hypotheses/{target['id']}")
+    stored.update({"status": "accepted", "decidedBy": "old-admin", "decidedAt": utcnow()})
+    shown = many.hypotheses(limit=1).json()[0]
+    assert issues_for("psychologist/hypothesis", shown) == []
+    assert shown["decidedBy"] == {
+        "userId": "old-admin",
+        "credentialClass": None,
+        "displayName": None,
+    }
