@@ -10,9 +10,11 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.research import store
+from functions.research.access import asker_grant
+from functions.research.checks import references
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
-from shared import jobs, logs
+from shared import auth, jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -39,6 +41,7 @@ def create_conversation(call: Call) -> Reply:
         "workspace_id": workspace_id,
         "title": call.body.get("title"),
         "revision": 1,
+        store.EVIDENCE_REVISIONS: {},
         "run_count": 0,
         "created_by": call.principal.user_id,
         "created_at": now,
@@ -101,7 +104,12 @@ def upsert_evidence(call: Call) -> Reply:
                 {**data, "updated_at": now, "expires_at": current["expires_at"]},
             )
         if text_changed:
-            transaction.update(conversation, {"revision": revision, "updated_at": now})
+            revisions = {
+                store.revision_field(evidence_id): data["revision"]
+                for evidence_id, data in writes.items()
+                if store.EVIDENCE_REVISIONS in current
+            }
+            transaction.update(conversation, {"revision": revision, "updated_at": now, **revisions})
         return Reply({"items": answer, "conversation_revision": revision})
 
     return transact(apply)
@@ -125,7 +133,12 @@ def remove_evidence(call: Call) -> Reply:
         for ref in refs[1:]:
             transaction.delete(ref)
         revision = current["revision"] + 1
-        transaction.update(conversation, {"revision": revision, "updated_at": utcnow()})
+        removed = {
+            store.revision_field(ref.id): firestore.DELETE_FIELD
+            for ref in refs[1:]
+            if store.EVIDENCE_REVISIONS in current
+        }
+        transaction.update(conversation, {"revision": revision, "updated_at": utcnow(), **removed})
         return Reply({"conversation_revision": revision})
 
     return transact(apply)
@@ -291,8 +304,41 @@ def status(call: Call) -> Reply:
     snapshots = {s.reference.path: s for s in db().get_all([run_ref, conversation])}
     run = _run_in_conversation(call, snapshots[run_ref.path])
     holder = snapshots[conversation.path]
-    revision = (holder.to_dict() or {}).get("revision") if holder.exists else None
-    return Reply(status_view(run_ref.id, run, revision or run["conversation_revision"]))
+    current = holder.to_dict() if holder.exists else None
+    revision = (current or {}).get("revision") or run["conversation_revision"]
+    lost = _why_not_current(run, current) if run["status"] == "completed" else None
+    return Reply(status_view(run_ref.id, run, revision, lost))
+
+
+def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -> str | None:
+    """Why a completed result no longer stands, read without writing: its asker lost the
+    right to ask, or a source it cites was removed or revised since. None while it stands.
+
+    The conversation document keeps every item's revision, so the sources need no read of
+    their own; the asker's token and membership are read once per AUTH_CACHE_SECONDS."""
+    if not auth.still_granted(db(), asker_grant(run)):
+        return "access_changed"
+    cited = [ref for _, ref in references(run["message"]["answer"])]
+    held = _evidence_revisions(run, conversation, {ref["evidence_id"] for ref in cited})
+    if any(ref["evidence_id"] not in held for ref in cited):
+        return "source_unavailable"
+    if any(held[ref["evidence_id"]] != ref["revision"] for ref in cited):
+        return "context_changed"
+    return None
+
+
+def _evidence_revisions(
+    run: dict[str, Any], conversation: dict[str, Any] | None, cited: set[str]
+) -> dict[str, int]:
+    """The revision of every evidence item the conversation holds (at least of those cited).
+
+    Conversations created before they kept `evidence_revisions` are read item by item."""
+    if conversation is None or is_expired(conversation):
+        return {}
+    if store.EVIDENCE_REVISIONS in conversation:
+        return dict(conversation[store.EVIDENCE_REVISIONS])
+    refs = [store.evidence_ref(run["workspace_id"], run["conversation_id"], e) for e in cited]
+    return {s.id: (s.to_dict() or {})["revision"] for s in db().get_all(refs) if s.exists}
 
 
 def cancel(call: Call) -> Reply:

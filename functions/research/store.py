@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from google.cloud import firestore
+from google.cloud.firestore_v1.field_path import FieldPath
 
 from shared.clients import db
 
@@ -63,6 +64,16 @@ def idempotency_ref(workspace_id: str, key_hash: str) -> firestore.DocumentRefer
         workspace_ref(workspace_id).collection("idempotency").document(key_hash)
     )
     return ref
+
+
+EVIDENCE_REVISIONS = "evidence_revisions"
+"""On the conversation document: {evidence id: revision} of every item it holds, kept in
+the transactions that change evidence, so that a status read checks currency at once."""
+
+
+def revision_field(evidence_id: str) -> str:
+    """The field path of one item's revision, for `update` (ids hold `-`, so quoted)."""
+    return FieldPath(EVIDENCE_REVISIONS, evidence_id).to_api_repr()
 
 
 ACTIVE_RUNS = "active_runs"

@@ -12,6 +12,7 @@ from shared.retention import iso, utcnow
 
 PROCESSOR = "Google Gemini"
 TERMINAL = frozenset({"completed", "failed", "cancelled", "expired"})
+PENDING_OR_AVAILABLE = frozenset({"queued", "processing", "completed"})
 
 
 def conversation_view(conversation_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -74,21 +75,27 @@ def message_view(data: dict[str, Any], status: str) -> dict[str, Any] | None:
     }
 
 
-def availability(failure: str | None) -> dict[str, Any]:
-    configured = settings().gemini_configured
+def availability(status: str, failure: str | None) -> dict[str, Any]:
+    """`reason` is null while a result is available or pending, else why there is none."""
     return {
-        "configured": configured,
-        "reason": failure or (None if configured else "not_configured"),
+        "configured": settings().gemini_configured,
+        "reason": None if status in PENDING_OR_AVAILABLE else failure,
         "processor": PROCESSOR,
         "retention_hours": 24,
     }
 
 
-def status_view(run_id: str, run: dict[str, Any], conversation_revision: int) -> dict[str, Any]:
+def status_view(
+    run_id: str, run: dict[str, Any], conversation_revision: int, lost: str | None = None
+) -> dict[str, Any]:
+    """The contract's status body. `lost` is why a completed result is no longer current
+    (its cited sources or its asker's authority changed): it reads `unavailable`."""
     view = run_view(run_id, run)
+    if lost is not None and view["status"] == "completed":
+        view |= {"status": "unavailable", "failure_code": lost}
     return {
         "run": view,
         "message": message_view(run, view["status"]),
         "conversation_revision": conversation_revision,
-        "availability": availability(view["failure_code"]),
+        "availability": availability(view["status"], view["failure_code"]),
     }

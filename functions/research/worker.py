@@ -15,11 +15,11 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.research import lifecycle, store
+from functions.research.access import asker_grant
 from functions.research.checks import cited_ids, gemini_answer_schema, rejections
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
 from shared import jobs, logs
-from shared.auth import Grant
 from shared.clients import db
 from shared.config import settings
 from shared.events import DocumentEvent
@@ -38,17 +38,6 @@ class Outcome:
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
     model_version: str | None = None
     rejected: list[dict[str, str]] = field(default_factory=list)
-
-
-def _grant(run: dict[str, Any]) -> Grant:
-    return Grant(
-        token_id=run["asker"]["token_id"],
-        user_id=run["asker"]["user_id"],
-        capability="agent:research",
-        kind="workspace",
-        tenant_id=run["workspace_id"],
-        role="member",
-    )
 
 
 def claim(workspace_id: str, run_id: str) -> Claim | None:
@@ -75,7 +64,7 @@ def claim(workspace_id: str, run_id: str) -> Claim | None:
 def _preflight(run: dict[str, Any]) -> str | None:
     """Why the run cannot start (access, budget), read in one round trip; None when it can."""
     client = db()
-    grant = _grant(run)
+    grant = asker_grant(run)
     workspace = store.workspace_ref(run["workspace_id"])
     snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), workspace])}
     if not grant.holds(snapshots, client):
@@ -134,7 +123,7 @@ def _settlement(
 ) -> str | None:
     """The failure code that must replace a good answer at completion, if any."""
     client = db()
-    if not _grant(run).holds(snapshots, client):
+    if not asker_grant(run).holds(snapshots, client):
         return "access_changed"
     if any(not snapshots[ref.path].exists for ref in cited):
         return "source_unavailable"
@@ -155,7 +144,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
     conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
     cited_evidence = sorted(cited_ids(outcome.answer)) if outcome.answer else []
     cited = [store.evidence_ref(workspace_id, run["conversation_id"], e) for e in cited_evidence]
-    grant_refs = _grant(run).refs(client) if outcome.answer else []
+    grant_refs = asker_grant(run).refs(client) if outcome.answer else []
 
     def write(
         transaction: firestore.Transaction,

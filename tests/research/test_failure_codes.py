@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from google.cloud import firestore
 
 from shared.clients import db
 from shared.validation import issues_for
@@ -310,3 +311,81 @@ def test_access_changed_when_the_askers_token_ends_before_completion(
     body = research.settled(run_id)
     assert body["run"]["failure_code"] == "access_changed"
     assert body["message"] is None
+
+
+def completed(research: Research) -> str:
+    research.world.gemini.answer_json(research.answer())
+    run_id: str = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["status"] == "completed"
+    return run_id
+
+
+def unavailable_because(research: Research, run_id: str, code: str) -> None:
+    body = research.status(run_id).json()
+    assert issues_for("research/status.response", body) == []
+    assert (body["run"]["status"], body["run"]["failure_code"]) == ("unavailable", code)
+    assert body["availability"]["reason"] == code
+    assert body["message"] is None
+    assert stored_run(research, run_id)["status"] == "completed"
+
+
+def test_a_completed_result_whose_cited_evidence_was_removed_reads_unavailable(
+    research: Research,
+) -> None:
+    run_id = completed(research)
+    cited = next(iter(research.evidence))
+    removed = research.api.post(
+        "/research-api/evidence/remove", research.body(evidence_ids=[cited]), research.member
+    )
+    assert removed.status_code == 200, removed.text
+    unavailable_because(research, run_id, "source_unavailable")
+
+
+def test_a_completed_result_whose_cited_evidence_was_revised_reads_unavailable(
+    research: Research,
+) -> None:
+    run_id = completed(research)
+    cited = next(iter(research.evidence))
+    assert research.upsert([{"evidence_id": cited, "text": "Revised."}]).status_code == 200
+    unavailable_because(research, run_id, "context_changed")
+
+
+def test_a_completed_result_stays_available_when_uncited_evidence_changes(
+    research: Research,
+) -> None:
+    run_id = completed(research)
+    assert research.upsert([{"text": "A new interview arrived."}]).status_code == 200
+    body = research.status(run_id).json()
+    assert (body["run"]["status"], body["availability"]["reason"]) == ("completed", None)
+    assert body["message"] is not None
+
+
+def test_a_completed_result_whose_asker_lost_access_reads_unavailable(research: Research) -> None:
+    run_id = completed(research)
+    admin("member", "add", "--tenant", research.workspace, "--user", "ana", "--role", "viewer")
+    unavailable_because(research, run_id, "access_changed")
+
+
+def test_availability_reason_is_null_while_a_run_is_pending(research: Research, configure) -> None:
+    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    run_id = research.ask().json()["run"]["id"]
+    body = research.status(run_id).json()
+    assert body["run"]["status"] in ("queued", "processing")
+    assert body["availability"]["reason"] is None
+    research.settled(run_id)
+
+
+def test_a_conversation_stored_before_it_kept_revisions_is_checked_item_by_item(
+    research: Research,
+) -> None:
+    run_id = completed(research)
+    conversation = db().document(
+        f"workspaces/{research.workspace}/conversations/{research.conversation}"
+    )
+    conversation.update({"evidence_revisions": firestore.DELETE_FIELD})
+    body = research.status(run_id).json()
+    assert body["run"]["status"] == "completed"
+    cited = next(iter(research.evidence))
+    assert research.upsert([{"evidence_id": cited, "text": "Revised."}]).status_code == 200
+    assert "evidence_revisions" not in conversation.get().to_dict()
+    unavailable_because(research, run_id, "context_changed")
