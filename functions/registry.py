@@ -290,6 +290,7 @@ ENTRIES: tuple[Entry, ...] = (
                 request_schema="agentconnect/selection.request",
                 params_schema="agentconnect/agent.params",
                 response_schema="agentconnect/selection",
+                success_status=201,
             ),
         ),
     ),

@@ -125,17 +125,27 @@ def revoke_token(client: firestore.Client, token_id: str) -> bool:
 def bearer_token(authorization: str | None) -> str:
     """The token from an `Authorization: Bearer` header; 401 when absent or malformed."""
     if not authorization:
-        raise ApiError(ErrorCode.UNAUTHENTICATED, "An Authorization: Bearer token is required.")
+        raise ApiError(
+            ErrorCode.UNAUTHENTICATED,
+            "An Authorization: Bearer token is required.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
-            ErrorCode.UNAUTHENTICATED, "The Authorization header must be 'Bearer <token>'."
+            ErrorCode.UNAUTHENTICATED,
+            "The Authorization header must be 'Bearer <token>'.",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
         )
     return token.strip()
 
 
 def _invalid_token() -> ApiError:
-    return ApiError(ErrorCode.UNAUTHENTICATED, "The token is invalid, expired or revoked.")
+    return ApiError(
+        ErrorCode.UNAUTHENTICATED,
+        "The token is invalid, expired or revoked.",
+        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+    )
 
 
 def principal_from_document(token_id: str, data: dict[str, Any]) -> Principal:

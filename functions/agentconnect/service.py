@@ -60,7 +60,7 @@ def put_selection(call: Call) -> Reply:
         )
         return stored
 
-    return Reply(selection_view(org_id, agent_id, transact(apply)))
+    return Reply(selection_view(org_id, agent_id, transact(apply)), status=201)
 
 
 def _fallback_of_version(

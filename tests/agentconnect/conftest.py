@@ -123,5 +123,5 @@ def connect(world: World, api: Api) -> Connect:
 @pytest.fixture
 def configured(connect: Connect) -> Connect:
     reply = connect.configure()
-    assert reply.status_code == 200, reply.text
+    assert reply.status_code == 201, reply.text
     return connect
