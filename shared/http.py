@@ -76,6 +76,10 @@ def _route_regex(route: str) -> re.Pattern[str]:
 
 
 def path_params(route: str, path: str) -> dict[str, str] | None:
+    """The route's parameters in `path`, or None when `path` is not this route. A deployed
+    function is also called at its own URL: at `/` when its route takes no parameters."""
+    if path in ("", "/") and not _PARAM.search(route):
+        return {}
     match = _route_regex(route).match(path)
     return match.groupdict() if match else None
 
@@ -166,8 +170,8 @@ def _prepare(
     request: flask.Request, endpoint: Endpoint, request_id: str, authorizer: Authorizer
 ) -> Call:
     body = _read_json_body(request) if endpoint.method in ("POST", "PUT") else {}
-    token = auth.bearer_token(request.headers.get("Authorization"))
     params = _params(request, endpoint)
+    token = auth.bearer_token(request.headers.get("Authorization"))
     if endpoint.body_schema is not None:
         validate(endpoint.body_schema, body)
     tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,29 @@ def test_create_app_test_client_serves_the_status_contract(world: World) -> None
     )
     assert reply.status_code == 404
     assert reply.get_json()["code"] == "not_found"
+
+
+def _filled(route: str) -> str:
+    return re.sub(r"\{(\w+)\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
+
+
+PUBLIC = [entry for entry in http_entries() if entry.schedule is None]
+
+
+@pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.name)
+def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(entry) -> None:
+    """A deployed function is called at its own URL: `/` when its route takes no path
+    parameters (and its public path, which is how path parameters are passed)."""
+    client = functions_framework.create_app(
+        target=entry.name, source=str(ROOT / "main.py")
+    ).test_client()
+    paths = [_filled(entry.route)] + ([] if "{" in entry.route else ["/"])
+    method = entry.operations[0].method
+    body = {} if method in ("POST", "PUT") else None
+    for path in paths:
+        reply = client.open(path, method=method, json=body)
+        assert reply.status_code != 404 or reply.get_json()["message"] != (
+            f"No operation is served at {path}."
+        ), path
+        assert reply.status_code in (400, 401, 403, 404, 409), (path, reply.get_json())
+    assert client.open("/nowhere", method=method, json=body).status_code == 404

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from functions.research.citations import references
 from shared.gemini import model_schema
 from shared.validation import issues_for, load_schema
 
@@ -38,21 +39,6 @@ def gemini_answer_schema() -> dict[str, Any]:
     """The answer schema handed to Gemini, derived from the contract's, not retyped."""
     schema: dict[str, Any] = model_schema(contract_answer_schema())
     return schema
-
-
-def references(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for index, ref in enumerate(answer["answer"]["evidence"]):
-        yield f"answer.evidence[{index}]", ref
-    for section in ("findings", "query_suggestions"):
-        for i, entry in enumerate(answer[section]):
-            for j, ref in enumerate(entry["evidence"]):
-                yield f"{section}[{i}].evidence[{j}]", ref
-    for index, ref in enumerate(answer["sentiment"]):
-        yield f"sentiment[{index}]", ref
-
-
-def cited_ids(answer: dict[str, Any]) -> set[str]:
-    return {ref["evidence_id"] for _, ref in references(answer)}
 
 
 def _texts(answer: dict[str, Any]) -> Iterator[tuple[str, str]]:

@@ -11,7 +11,7 @@ from google.cloud import firestore
 
 from functions.research import store
 from functions.research.access import asker_grant
-from functions.research.checks import references
+from functions.research.citations import references
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
 from shared import auth, jobs, logs

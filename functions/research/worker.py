@@ -16,7 +16,8 @@ from google.cloud import firestore
 
 from functions.research import lifecycle, store
 from functions.research.access import asker_grant
-from functions.research.checks import cited_ids, gemini_answer_schema, rejections
+from functions.research.checks import gemini_answer_schema, rejections
+from functions.research.citations import cited_ids
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
 from shared import jobs, logs
