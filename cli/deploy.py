@@ -314,6 +314,19 @@ def add_parser(subparsers: Any) -> None:
     deploy.add_argument("--dry-run", action="store_true", help="build and print, deploy nothing")
 
 
+def function_urls(target: Target) -> list[str]:
+    """How to call each public HTTP function at its own URL: at `/` when its route takes
+    no parameters, else at its public path under that URL (which carries the parameters)."""
+    lines = []
+    for entry in ENTRIES:
+        if entry.kind != "http" or entry.schedule is not None or entry.route is None:
+            continue
+        path = entry.route if "{" in entry.route else "/"
+        methods = ",".join(op.method for op in entry.operations)
+        lines.append(f"{entry.name:32} {methods:4} {target.url(entry)}{path.rstrip('/') or '/'}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     target = Target(
         args.project, args.region, args.firestore_location or args.region, args.gemini_model
@@ -324,10 +337,13 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         for step in steps:
             print(step.shell())
-        return 0
-    for tool in ("gcloud", "firebase"):
-        if shutil.which(tool) is None:
-            raise SystemExit(f"{tool} is not on PATH: install it, then run deploy again")
-    for step in steps:
-        _run(step)
+    else:
+        for tool in ("gcloud", "firebase"):
+            if shutil.which(tool) is None:
+                raise SystemExit(f"{tool} is not on PATH: install it, then run deploy again")
+        for step in steps:
+            _run(step)
+    print("# function URLs, each with the path to call:")
+    for line in function_urls(target):
+        print(f"#   {line}")
     return 0

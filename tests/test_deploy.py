@@ -232,6 +232,12 @@ def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path
     routing = (tmp_path / "out" / "firebase" / "firebase.json").read_text()
     assert '"source": "/projects/*/hypotheses"' in routing
     assert "psychologist_sweep" not in routing
+    base = "https://europe-west1-demo-p.cloudfunctions.net"
+    assert f"{base}/research_status/" in printed.getvalue()
+    assert f"{base}/psychologist_hypotheses_list/projects/{{projectId}}/hypotheses" in (
+        printed.getvalue()
+    )
+    assert f"{base}/psychologist_sweep" not in printed.getvalue().split("# function URLs")[1]
 
 
 def test_every_public_route_has_a_hosting_rewrite() -> None:
