@@ -15,8 +15,9 @@ from google.cloud import firestore
 
 from shared import auth
 from shared.clients import db
-from shared.ids import is_uuid, new_ulid
+from shared.ids import new_ulid
 from shared.retention import utcnow
+from shared.validation import issues_for
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -131,14 +132,30 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     print(json.dumps(payload) if getattr(args, "json", False) else text)
 
 
+TENANT_ID_IN_API = {
+    "workspace": ("research/conversation_create.request", "workspace_id"),
+    "project": ("psychologist/project.params", "projectId"),
+    "org": ("agentconnect/agent.params", "orgId"),
+}
+"""Where the API publishes the id pattern of each kind: the CLI accepts no id it refuses."""
+
+
+def _check_tenant_id(kind: str, tenant_id: str) -> None:
+    schema_name, field = TENANT_ID_IN_API[kind]
+    if any(issue["path"] == [field] for issue in issues_for(schema_name, {field: tenant_id})):
+        readable = "a UUID" if kind == "workspace" else "1 to 128 of A-Z a-z 0-9 _ -"
+        raise AdminError(
+            f"A {kind} id must be {readable}, as the API's paths take; {tenant_id!r} is not."
+        )
+
+
 def tenant_create(args: argparse.Namespace) -> None:
     client = db()
     if args.kind == "workspace":
         tenant_id = args.tenant_id or str(uuid.uuid4())
-        if not is_uuid(tenant_id):
-            raise AdminError(f"A workspace id must be a UUID; {tenant_id!r} is not.")
     else:
         tenant_id = args.tenant_id or new_ulid()
+    _check_tenant_id(args.kind, tenant_id)
     held = _kinds_holding(client, tenant_id)
     if held:
         raise AdminError(f"The id {tenant_id} is already taken by a {held[0]}.")

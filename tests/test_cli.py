@@ -200,3 +200,16 @@ def test_token_create_refuses_a_tenant_that_does_not_exist(
     args += ["--capability", "agent:research", "--tenant", "nope"]
     assert main(args) == 1
     assert "No workspace, project or org has the id nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("kind", "bad_id"),
+    [("workspace", "nope"), ("project", "has/slash"), ("org", "x" * 129), ("project", "a b")],
+)
+def test_tenant_create_refuses_ids_the_api_paths_refuse(
+    emulator: object, capsys: pytest.CaptureFixture[str], kind: str, bad_id: str
+) -> None:
+    from cli.main import main
+
+    assert main(["admin", "tenant", "create", "--kind", kind, "--id", bad_id]) == 1
+    assert f"A {kind} id must be" in capsys.readouterr().err
