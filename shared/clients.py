@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from google.cloud import firestore
 
 from shared.config import settings
+from shared.wire import EVENT_HOOKS
 
 if TYPE_CHECKING:
     from google import genai
@@ -57,6 +58,7 @@ def gemini() -> genai.Client:
         base_url=config.gemini_base_url,
         timeout=config.gemini_timeout_ms,
         retry_options=types.HttpRetryOptions(attempts=1),
+        client_args={"event_hooks": EVENT_HOOKS},
     )
     if config.gemini_use_vertex:
         return genai.Client(http_options=options)

@@ -24,6 +24,7 @@ from google.genai import errors, types
 from shared.clients import gemini
 from shared.config import settings
 from shared.retention import utcnow
+from shared.wire import Wire, recording
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 30.0
@@ -38,14 +39,14 @@ class FailureKind(StrEnum):
 
 class GeminiError(Exception):
     def __init__(
-        self, kind: FailureKind, detail: str, usage: Usage | None = None, raw: str | None = None
+        self, kind: FailureKind, detail: str, usage: Usage | None = None, wire: Wire | None = None
     ) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.usage = usage or Usage(0, 0)
-        self.raw = raw if raw is not None else detail
-        """What came back, for the record: the response JSON, or the error."""
+        self.wire = wire or Wire()
+        """What was sent and what came back, exactly, when anything did."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,8 @@ class JsonAnswer:
     usage: Usage
     logprobs: list[tuple[str, float]] | None
     """The chosen tokens with their log-probabilities, when asked for and returned."""
-    raw: str
-    """The whole response as JSON, for the record."""
+    wire: Wire
+    """The request and response bodies exactly as they went over the wire."""
 
 
 @cache
@@ -203,43 +204,38 @@ def generate_json(
         temperature=0.0,
         response_logprobs=logprobs or None,
     )
-    try:
-        response = _call(prompt, request_config, deadline)
-    except errors.APIError as error:
-        raise GeminiError(
-            FailureKind.PROVIDER_UNAVAILABLE,
-            f"Gemini answered HTTP {error.code}",
-            raw=f"HTTP {error.code}: {error.message}",
-        ) from error
-    except TimeoutError as error:
-        raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error)) from error
-    except _transport_errors() as error:
-        raise GeminiError(
-            FailureKind.PROVIDER_UNAVAILABLE, f"Gemini was not reached: {type(error).__name__}"
-        ) from error
-    except ValueError as error:
-        # The library raises ValueError (JSONDecodeError, pydantic's ValidationError) when
-        # a 200 response's body is not a GenerateContentResponse.
-        raise GeminiError(
-            FailureKind.PROVIDER_UNAVAILABLE,
-            f"Gemini's response could not be read: {type(error).__name__}",
-        ) from error
-    return _json_answer(response)
+    with recording() as wire:
+        try:
+            response = _call(prompt, request_config, deadline)
+        except errors.APIError as error:
+            raise GeminiError(
+                FailureKind.PROVIDER_UNAVAILABLE, f"Gemini answered HTTP {error.code}", wire=wire
+            ) from error
+        except TimeoutError as error:
+            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error), wire=wire) from error
+        except _transport_errors() as error:
+            detail = f"Gemini was not reached: {type(error).__name__}"
+            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+        except ValueError as error:
+            # The library raises ValueError (JSONDecodeError, pydantic's ValidationError)
+            # when a 200 response's body is not a GenerateContentResponse.
+            detail = f"Gemini's response could not be read: {type(error).__name__}"
+            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+    return _json_answer(response, wire)
 
 
-def _json_answer(response: types.GenerateContentResponse) -> JsonAnswer:
+def _json_answer(response: types.GenerateContentResponse, wire: Wire) -> JsonAnswer:
     usage = _usage(response)
-    raw = response.model_dump_json(exclude_none=True)
     candidate = response.candidates[0] if response.candidates else None
     if candidate is None:
         raise GeminiError(
-            FailureKind.GENERATION_UNCONFIRMED, "Gemini returned no candidate", usage, raw
+            FailureKind.GENERATION_UNCONFIRMED, "Gemini returned no candidate", usage, wire
         )
     finish = candidate.finish_reason
     if finish != types.FinishReason.STOP:
         reason = finish.value if finish is not None else "none"
         raise GeminiError(
-            FailureKind.GENERATION_UNCONFIRMED, f"Gemini finished with {reason}", usage, raw
+            FailureKind.GENERATION_UNCONFIRMED, f"Gemini finished with {reason}", usage, wire
         )
     text = (
         "".join(
@@ -252,9 +248,9 @@ def _json_answer(response: types.GenerateContentResponse) -> JsonAnswer:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise GeminiError(
-            FailureKind.INVALID_OUTPUT, f"Gemini's answer is not JSON: {error}", usage, raw
+            FailureKind.INVALID_OUTPUT, f"Gemini's answer is not JSON: {error}", usage, wire
         ) from error
-    return JsonAnswer(data, text, response.model_version, usage, _logprobs(candidate), raw)
+    return JsonAnswer(data, text, response.model_version, usage, _logprobs(candidate), wire)
 
 
 _MODEL_SCHEMA_DROPPED = frozenset({"$schema", "$id", "pattern", "format", "title"})

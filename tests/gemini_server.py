@@ -82,6 +82,10 @@ class Recorded:
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
     """When the request arrived (monotonic clock)."""
+    raw: bytes = b""
+    """The request body as received."""
+    sent: bytes = b""
+    """The response body as sent."""
 
     @property
     def prompt(self) -> str:
@@ -161,15 +165,19 @@ class GeminiTestServer:
                 if match is None:
                     self._send(404, {"error": {"code": 404, "message": "unknown path"}})
                     return
-                reply = owner._next(
-                    Recorded(match.group("model"), json.loads(raw), dict(self.headers))
+                recorded = Recorded(
+                    match.group("model"), json.loads(raw), dict(self.headers), raw=raw
                 )
+                reply = owner._next(recorded)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.reset:
                     self._reset()
                     return
-                data = reply.raw_body if reply.raw_body is not None else None
+                data = reply.raw_body
+                if data is None:
+                    data = json.dumps(reply.body()).encode()
+                recorded.sent = data
                 self._send(reply.status, reply.body(), data, reply.headers)
 
             def _reset(self) -> None:

@@ -131,20 +131,6 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
     config = settings()
     prompt = _prompt(step, title, session_input)
     schema = _answer_schema(step.question)
-    raw_request = json.dumps(
-        {
-            "model": config.gemini_model,
-            "systemInstruction": SYSTEM,
-            "contents": prompt,
-            "generationConfig": {
-                "responseMimeType": "application/json",
-                "responseJsonSchema": schema,
-                "responseLogprobs": True,
-                "temperature": 0.0,
-            },
-        },
-        ensure_ascii=False,
-    )
     started = time.perf_counter()
     try:
         reply = generate_json(
@@ -165,8 +151,8 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
             config.gemini_model,
             error.usage,
             elapsed,
-            raw_request,
-            error.raw,
+            error.wire.request,
+            error.wire.response or error.detail,
             detail=error.detail,
         )
     elapsed = (time.perf_counter() - started) * 1000
@@ -180,8 +166,8 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
             model,
             reply.usage,
             elapsed,
-            raw_request,
-            reply.raw,
+            reply.wire.request,
+            reply.wire.response,
             detail=f"answered {_scrub(reply.text[:200])!r}",
         )
     measured = value_probability(reply.text, reply.logprobs)
@@ -195,8 +181,8 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
         model,
         reply.usage,
         elapsed,
-        raw_request,
-        reply.raw,
+        reply.wire.request,
+        reply.wire.response,
         probability_source=source,
     )
 

@@ -110,7 +110,9 @@ def test_a_provider_failure_falls_back_to_the_default_and_says_so(configured: Co
     assert (body["outcome"], body["target"], body["answer"]) == ("fallback", DEFAULT, None)
     assert "step initial failed" in body["reason"]
     assert body["chain"][0]["evaluation"]["status"] == "failed"
-    assert body["rawResponse"]["text"].startswith("HTTP 503")
+    last_try = configured.world.gemini.requests[-1]
+    assert json.loads(body["rawResponse"]["text"]) == json.loads(last_try.sent)
+    assert json.loads(body["rawResponse"]["text"])["error"]["code"] == 503
 
 
 def test_an_answer_outside_the_options_falls_back_to_the_default(configured: Connect) -> None:
@@ -345,3 +347,28 @@ def test_the_api_key_is_scrubbed_from_raw_texts(configured: Connect, configure) 
     assert secret not in json.dumps(body)
     assert "[redacted]" in body["rawResponse"]["text"]
     assert configured.world.gemini.requests[0].headers["x-goog-api-key"] == secret
+
+
+def test_raw_texts_are_the_exact_json_sent_to_and_received_from_gemini(
+    configured: Connect,
+) -> None:
+    configured.world.gemini.answer_json(answer(value=True, probability=0.9))
+    body = configured.frozen(configured.start()["seq"])
+    (exchange,) = configured.world.gemini.requests
+    assert json.loads(body["rawRequest"]["text"]) == json.loads(exchange.raw)
+    assert json.loads(body["rawResponse"]["text"]) == json.loads(exchange.sent)
+    assert body["rawRequest"]["truncated"] is body["rawResponse"]["truncated"] is False
+    sent = json.loads(body["rawRequest"]["text"])
+    assert sent["generationConfig"]["maxOutputTokens"] == 256
+    assert body["steps"][0]["rawRequest"] == body["rawRequest"]
+    assert "test-key" not in json.dumps(body)
+
+
+def test_raw_texts_are_cut_at_the_limit_and_say_so(configured: Connect, configure) -> None:
+    configure(AGENTCONNECT_RAW_TEXT_LIMIT="100")
+    configured.world.gemini.answer_json(answer(value=True, probability=0.9))
+    body = configured.frozen(configured.start()["seq"])
+    (exchange,) = configured.world.gemini.requests
+    for shown, wire in ((body["rawRequest"], exchange.raw), (body["rawResponse"], exchange.sent)):
+        assert shown["truncated"] is True
+        assert shown["text"] == wire.decode()[:100]
