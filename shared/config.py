@@ -69,6 +69,7 @@ class Settings:
     psychologist_input_token_budget: int
     psychologist_output_token_limit: int
     psychologist_lease_seconds: int
+    psychologist_hypothesis_retention_days: int
     schedule_interval_s: float
     agentconnect_raw_text_limit: int
     agentconnect_details_retention_hours: int
@@ -116,6 +117,7 @@ def load_settings() -> Settings:
         psychologist_input_token_budget=_int("PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000),
         psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
+        psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_int("AGENTCONNECT_RAW_TEXT_LIMIT", 16_384),
         agentconnect_details_retention_hours=_int("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),

@@ -25,7 +25,7 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
-from shared.retention import utcnow
+from shared.retention import is_expired, utcnow
 from shared.store import transact
 
 NOT_READY_RETRY_S = "1"
@@ -94,6 +94,7 @@ def start_session(call: Call) -> Reply:
     agent = store.agent_ref(org_id, agent_id)
     session = store.session_ref(org_id, agent_id, session_id)
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
+    retention = timedelta(hours=settings().agentconnect_details_retention_hours)
 
     def apply(transaction: firestore.Transaction) -> tuple[int, str]:
         snapshots = {
@@ -127,6 +128,7 @@ def start_session(call: Call) -> Reply:
                 "selection_version": current["selection_version"],
                 "created_by": call.principal.user_id,
                 "created_at": now,
+                "expires_at": now + retention,
             },
         )
         transaction.create(
@@ -134,7 +136,6 @@ def start_session(call: Call) -> Reply:
             {
                 "seq": seq,
                 "sessionId": session_id,
-                "title": call.body["title"],
                 "status": "pending",
                 "created_at": now,
                 "fallback": fallback,
@@ -186,12 +187,28 @@ def list_evaluations(call: Call) -> Reply:
         query = query.start_after({"seq": int(call.params["pageToken"])})
     found = [s.to_dict() or {} for s in query.limit(limit + 1).stream()]
     page = found[:limit]
+    titles = _titles(org_id, agent_id, [summary["seq"] for summary in page])
     return Reply(
         {
-            "evaluations": [evaluation_view(summary, None) for summary in page],
+            "evaluations": [
+                evaluation_view(summary, None, title=titles.get(summary["seq"])) for summary in page
+            ],
             "nextPageToken": str(page[-1]["seq"]) if len(found) > limit else None,
         }
     )
+
+
+def _titles(org_id: str, agent_id: str, seqs: list[int]) -> dict[int, str]:
+    """The session titles of these evaluations while their details are retained (titles
+    are user text, kept only as long as the details), in one batched read."""
+    refs = [store.details_ref(org_id, agent_id, seq) for seq in seqs]
+    now = utcnow()
+    return {
+        int(snapshot.id): details["title"]
+        for snapshot in (db().get_all(refs) if refs else [])
+        if (details := snapshot.to_dict() or {}).get("title") is not None
+        and not is_expired(details, now)
+    }
 
 
 def sweep(request_id: str) -> Reply:

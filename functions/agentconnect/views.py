@@ -22,17 +22,26 @@ DETAIL_FIELDS = (
 
 
 def evaluation_view(
-    summary: dict[str, Any], details: dict[str, Any] | None, now: datetime | None = None
+    summary: dict[str, Any],
+    details: dict[str, Any] | None,
+    now: datetime | None = None,
+    title: str | None = None,
 ) -> dict[str, Any]:
     """The summary always; the details (when given) only while they are retained.
 
     `detailsExpired` comes from the summary's own copy of the details' expiry, so a list
-    that reads no details still says it truthfully."""
+    that reads no details still says it truthfully. The session's title is user text and
+    lives with the details: once they expire it reads as "" (summaries stored before
+    kept it themselves)."""
+    now = now or utcnow()
+    retained = details is not None and not is_expired(details, now)
+    if retained and details is not None and "title" in details:
+        title = details["title"]
     view = {
         "seq": summary["seq"],
         "at": iso(summary["at"]),
         "sessionId": summary["sessionId"],
-        "title": summary["title"],
+        "title": title if title is not None else summary.get("title", ""),
         "decisionId": summary["decisionId"],
         "outcome": summary["outcome"],
         "reason": summary["reason"],
@@ -43,9 +52,9 @@ def evaluation_view(
         "latencyMs": summary["latencyMs"],
         "usage": summary["usage"],
     }
-    expired = summary["details_expires_at"] <= (now or utcnow())
+    expired = summary["details_expires_at"] <= now
     view["detailsExpired"] = expired
-    if not expired and details is not None and not is_expired(details, now):
+    if not expired and retained and details is not None:
         view.update({field: details[field] for field in DETAIL_FIELDS})
     return view
 
@@ -90,7 +99,6 @@ def fallback_summary(
         "seq": evaluation["seq"],
         "at": now or utcnow(),
         "sessionId": evaluation["sessionId"],
-        "title": evaluation["title"],
         "decisionId": fallback["decisionId"],
         "outcome": "fallback",
         "reason": reason,

@@ -197,9 +197,12 @@ def decide(
         results.append(result)
         if result.answer is None:
             why = (
-                "failed" if result.status == "failed" else "answered outside the question's options"
+                f"failed ({result.detail})"
+                if result.status == "failed"
+                else "answered outside the question's options (its answer is in the step's "
+                "rawResponse)"
             )
-            reason = f"step {step.step_id} {why} ({result.detail}); fell back to the default target"
+            reason = f"step {step.step_id} {why}; fell back to the default target"
             return Decision("fallback", reason, dict(default), result, results)
         for index, rule in enumerate(step.rules, start=1):
             if holds(rule["when"], result.answer):
@@ -251,7 +254,6 @@ def records(
         "seq": seq,
         "at": now,
         "sessionId": session_id,
-        "title": session["title"],
         "decisionId": deciding.step.decision_id
         if deciding
         else selection["decision"]["decisionId"],
@@ -271,6 +273,7 @@ def records(
         full_answer = {**deciding.answer, "probabilitySource": deciding.probability_source}
     details = {
         "selection": _frozen_selection(selection),
+        "title": session["title"],
         "question": deciding.step.question if deciding else selection["decision"]["question"],
         "input": session["input"],
         "fullAnswer": full_answer,

@@ -155,6 +155,7 @@ def _new_analysis(
     project_id: str, session_id: str, trigger: str, requested_by: str | None
 ) -> tuple[str, dict[str, Any]]:
     analysis_id = new_ulid()
+    now = utcnow()
     return analysis_id, {
         "id": analysis_id,
         "project_id": project_id,
@@ -163,7 +164,8 @@ def _new_analysis(
         "failure_code": None,
         "trigger": trigger,
         "requested_by": requested_by,
-        "created_at": utcnow(),
+        "created_at": now,
+        "expires_at": now + timedelta(hours=settings().psychologist_event_retention_hours),
         "started_at": None,
         "finished_at": None,
         "lease_until": None,
@@ -266,9 +268,10 @@ def create_analysis(call: Call) -> Reply:
 
 def get_analysis(call: Call) -> Reply:
     snapshot = store.analysis_ref(call.params["projectId"], call.params["analysisId"]).get()
-    if not snapshot.exists:
+    analysis = snapshot.to_dict() if snapshot.exists else None
+    if analysis is None or is_expired(analysis):
         raise not_found("The analysis")
-    return Reply(analysis_view(snapshot.to_dict() or {}))
+    return Reply(analysis_view(analysis))
 
 
 def _decode_page_token(token: str) -> tuple[datetime, str]:
@@ -301,10 +304,12 @@ def list_hypotheses(call: Call) -> Reply:
     if "pageToken" in params:
         created, hypothesis_id = _decode_page_token(params["pageToken"])
         query = query.start_after({"createdAt": created, "id": hypothesis_id})
+    now = utcnow()
     found = [snapshot.to_dict() or {} for snapshot in query.limit(limit + 1).stream()]
     page = found[:limit]
+    shown = [data for data in page if not is_expired(data, now)]
     headers = {"X-Next-Page-Token": _page_token(page[-1])} if len(found) > limit else {}
-    return Reply([hypothesis_view(data) for data in page], headers=headers)
+    return Reply([hypothesis_view(data) for data in shown], headers=headers)
 
 
 def decide(call: Call) -> Reply:
@@ -313,9 +318,9 @@ def decide(call: Call) -> Reply:
 
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         snapshot = ref.get(transaction=transaction)
-        if not snapshot.exists:
+        current = snapshot.to_dict() if snapshot.exists else None
+        if current is None or is_expired(current):
             raise not_found("The hypothesis")
-        current = snapshot.to_dict() or {}
         now = utcnow()
         changes = {
             "status": call.body["status"],
@@ -333,6 +338,7 @@ def decide(call: Call) -> Reply:
                 "decidedBy": decider(call.principal),
                 "decidedAt": now,
                 "requestId": call.request_id,
+                "expires_at": current.get("expires_at"),
             },
         )
         return {**current, **changes}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -226,6 +226,7 @@ def _stored_hypothesis(
         "decidedAt": None,
         "createdAt": now,
         "updatedAt": now,
+        "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
         "evidenceEvents": [events[event_id] for event_id in hypothesis["evidenceEventIds"]],
     }
 

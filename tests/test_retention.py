@@ -1,0 +1,101 @@
+"""Everything user- or model-written expires: each flow of the three APIs runs, then every
+document in the database is walked.
+
+Each collection group the code writes is classified below: either it holds user or model
+text, and then every document in it must carry `expires_at` and the group must have a
+TTL policy in `firestore.indexes.json`; or it holds none. A group the walk finds that
+is in neither list fails the test, so a new collection must be classified."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.agentconnect.conftest import Connect, answer, configured, connect
+from tests.api import all_documents
+from tests.psychologist.conftest import Psychologist, hypothesis, psy
+from tests.psychologist.test_analysis_flow import SESSION, reopening_log
+from tests.research.conftest import Research, research
+
+FIXTURES = (configured, connect, psy, research)
+"""The three APIs' fixtures, used together here."""
+
+ROOT = Path(__file__).resolve().parent.parent
+HOLDS_TEXT = {
+    "conversations",
+    "evidence",
+    "runs",
+    "idempotency",
+    "events",
+    "event_chunks",
+    "analyses",
+    "hypotheses",
+    "decisions",
+    "agent_sessions",
+    "evaluation_details",
+}
+"""Titles, evidence, questions, answers, event data, model hypotheses and rejected output,
+decision reasons, session inputs and raw provider texts."""
+NO_TEXT = {
+    "workspaces": "token and active-run counters; a tenant's operator-given name",
+    "projects": "a tenant's operator-given name",
+    "orgs": "a tenant's operator-given name",
+    "members": "roles",
+    "tokens": "hashes, grants and expiries",
+    "tenant_ids": "which kind holds an id",
+    "sessions": "state, counts and times of a Psychologist session",
+    "agents": "the current selection version and sequence counter",
+    "selections": "operator configuration, kept to audit what decided",
+    "evaluations": "the frozen decision: target, outcome, usage (the title lives in details)",
+    "evidencia_delivery_probes": "the local host's delivery probes",
+}
+
+
+def ttl_groups() -> set[str]:
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())
+    return {
+        override["collectionGroup"]
+        for override in indexes["fieldOverrides"]
+        if override["fieldPath"] == "expires_at" and override.get("ttl")
+    }
+
+
+def group_of(path: str) -> str:
+    return path.split("/")[-2]
+
+
+def test_every_document_holding_user_or_model_text_expires(
+    research: Research, psy: Psychologist, configured: Connect
+) -> None:
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask(headers={"Idempotency-Key": "retention"}).json()["run"]["id"]
+    research.settled(run_id)
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    psy.world.gemini.answer_json(
+        {"hypotheses": [hypothesis("dev-api", reopened), hypothesis("ghost", reopened)]}
+    )
+    psy.settled(psy.analyse(SESSION))
+    target = psy.hypotheses().json()[0]["id"]
+    decided = psy.api.post(
+        psy.path(f"/hypotheses/{target}/decision"),
+        {"status": "accepted", "reason": "Yes."},
+        psy.admin,
+    )
+    assert decided.status_code == 200, decided.text
+    configured.world.gemini.answer_json(answer(value=True, probability=0.9))
+    configured.frozen(configured.start()["seq"])
+
+    documents = all_documents()
+    found = {group_of(path) for path in documents}
+    assert found - HOLDS_TEXT - set(NO_TEXT) == set(), "classify every collection group"
+    assert found >= HOLDS_TEXT, "every text-holding group is written by the flows above"
+    assert ttl_groups() >= HOLDS_TEXT, "a TTL policy on expires_at for each"
+    lacking = [
+        path
+        for path, data in documents.items()
+        if group_of(path) in HOLDS_TEXT and data.get("expires_at") is None
+    ]
+    assert lacking == []
+    summary = next(data for path, data in documents.items() if group_of(path) == "evaluations")
+    assert "title" not in summary
