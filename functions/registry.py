@@ -10,8 +10,24 @@ from typing import Literal
 
 
 @dataclass(frozen=True)
+class Access:
+    """Who may call an API's entry points: a token's capability, in one kind of tenant."""
+
+    capability: str
+    tenant_kind: str
+    tenant_param: str
+    """Where the request names its tenant: a path parameter or a body field."""
+
+
+RESEARCH = Access("agent:research", "workspace", "workspace_id")
+PSYCHOLOGIST = Access("agent:psychologist", "project", "projectId")
+CONNECT = Access("agent:connect", "org", "orgId")
+
+
+@dataclass(frozen=True)
 class Operation:
-    """One method served at an HTTP entry point's route, with its published schemas."""
+    """One method served at an HTTP entry point's route, with its published schemas and
+    the least tenant role that may call it."""
 
     method: str
     summary: str = ""
@@ -21,6 +37,10 @@ class Operation:
     """Path and query parameters, as one object."""
     response_schema: str | None = None
     success_status: int = 200
+    role: str = "viewer"
+    """The least role in the tenant that may call it."""
+    audience: bool = False
+    """Also admits the `session_audience` token of the session the call is about."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +59,8 @@ class Entry:
     calls_gemini: bool = False
     schedule: str | None = None
     """Cron schedule for an HTTP entry point that Cloud Scheduler calls."""
+    access: Access | None = None
+    """Who may call it; None for private entries (triggers, scheduled jobs)."""
 
     def operation(self, method: str) -> Operation:
         return next(op for op in self.operations if op.method == method)
@@ -51,10 +73,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.conversation_create",
         summary="Create a conversation in a workspace",
         tag="research",
+        access=RESEARCH,
         route="/research-api/conversations/create",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="research/conversation_create.request",
                 response_schema="research/conversation",
                 success_status=201,
@@ -67,10 +91,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.evidence_upsert",
         summary="Add or change evidence items of a conversation",
         tag="research",
+        access=RESEARCH,
         route="/research-api/evidence/upsert",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="research/evidence_upsert.request",
                 response_schema="research/evidence_upsert.response",
             ),
@@ -82,10 +108,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.evidence_remove",
         summary="Remove evidence items from a conversation",
         tag="research",
+        access=RESEARCH,
         route="/research-api/evidence/remove",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="research/evidence_remove.request",
                 response_schema="research/evidence_remove.response",
             ),
@@ -97,10 +125,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.ask",
         summary="Queue a cited analysis run over a conversation's evidence",
         tag="research",
+        access=RESEARCH,
         route="/research-api/assistant/ask",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="research/ask.request",
                 response_schema="research/ask.response",
                 success_status=202,
@@ -113,10 +143,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.status",
         summary="Read a run's state and its cited, untrusted output; never regenerates",
         tag="research",
+        access=RESEARCH,
         route="/research-api/assistant/status",
         operations=(
             Operation(
                 "POST",
+                role="viewer",
                 request_schema="research/status.request",
                 response_schema="research/status.response",
             ),
@@ -128,10 +160,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.research.cancel",
         summary="Cancel a queued or processing run",
         tag="research",
+        access=RESEARCH,
         route="/research-api/assistant/cancel",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="research/cancel.request",
                 response_schema="research/cancel.response",
             ),
@@ -162,11 +196,13 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.session_events",
         summary="Ingest a session's events, or read cited events for audit",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/sessions/{sessionId}/events",
         operations=(
             Operation(
                 "POST",
                 "Ingest a batch of at most 500 events; idempotent per event id",
+                role="member",
                 request_schema="psychologist/events.request",
                 params_schema="psychologist/session.params",
                 response_schema="psychologist/events.response",
@@ -185,10 +221,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.session_end",
         summary="End a session; an abnormal end queues an analysis",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/sessions/{sessionId}/end",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="psychologist/session_end.request",
                 params_schema="psychologist/session.params",
                 response_schema="psychologist/session",
@@ -201,10 +239,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.analysis_create",
         summary="Queue an analysis of a session",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/analyses",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="psychologist/analysis_create.request",
                 params_schema="psychologist/project.params",
                 response_schema="psychologist/analysis",
@@ -218,10 +258,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.analysis_get",
         summary="Read an analysis: status, counts, token use and rejected hypotheses",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/analyses/{analysisId}",
         operations=(
             Operation(
                 "GET",
+                role="viewer",
                 params_schema="psychologist/analysis.params",
                 response_schema="psychologist/analysis",
             ),
@@ -233,10 +275,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.hypotheses_list",
         summary="List the Psychologist's hypotheses about agents, newest first",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/hypotheses",
         operations=(
             Operation(
                 "GET",
+                role="viewer",
                 params_schema="psychologist/hypotheses.params",
                 response_schema="psychologist/hypotheses.response",
             ),
@@ -248,10 +292,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.psychologist.hypothesis_decision",
         summary="Accept or dismiss a hypothesis",
         tag="psychologist",
+        access=PSYCHOLOGIST,
         route="/projects/{projectId}/hypotheses/{hypothesisId}/decision",
         operations=(
             Operation(
                 "POST",
+                role="admin",
                 request_schema="psychologist/decision.request",
                 params_schema="psychologist/decision.params",
                 response_schema="psychologist/hypothesis",
@@ -283,10 +329,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.agentconnect.selection_put",
         summary="Configure an agent's model selection; every PUT is a new immutable version",
         tag="agentconnect",
+        access=CONNECT,
         route="/v1/orgs/{orgId}/agents/{id}/model-selection",
         operations=(
             Operation(
                 "PUT",
+                role="admin",
                 request_schema="agentconnect/selection.request",
                 params_schema="agentconnect/agent.params",
                 response_schema="agentconnect/selection",
@@ -300,10 +348,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.agentconnect.session_start",
         summary="Start an agent session: the next seq and a token for this session alone",
         tag="agentconnect",
+        access=CONNECT,
         route="/v1/orgs/{orgId}/agents/{id}/sessions",
         operations=(
             Operation(
                 "POST",
+                role="member",
                 request_schema="agentconnect/session_start.request",
                 params_schema="agentconnect/agent.params",
                 response_schema="agentconnect/session_start.response",
@@ -317,10 +367,13 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.agentconnect.evaluation_get",
         summary="Get a model selection evaluation",
         tag="agentconnect",
+        access=CONNECT,
         route="/v1/orgs/{orgId}/agents/{id}/model-evaluations/{seq}",
         operations=(
             Operation(
                 "GET",
+                role="viewer",
+                audience=True,
                 params_schema="agentconnect/evaluation.params",
                 response_schema="agentconnect/evaluation",
             ),
@@ -332,10 +385,12 @@ ENTRIES: tuple[Entry, ...] = (
         module="functions.agentconnect.evaluations_list",
         summary="List an agent's frozen evaluations, newest first",
         tag="agentconnect",
+        access=CONNECT,
         route="/v1/orgs/{orgId}/agents/{id}/model-evaluations",
         operations=(
             Operation(
                 "GET",
+                role="viewer",
                 params_schema="agentconnect/evaluations.params",
                 response_schema="agentconnect/evaluations.response",
             ),

@@ -42,6 +42,8 @@ USER_CLASSES = frozenset(
         CredentialClass.PERSONAL_ACCESS_TOKEN,
     }
 )
+SESSION_AUDIENCE_CLASSES = USER_CLASSES | {CredentialClass.SESSION_AUDIENCE}
+"""Who may read what one AgentConnect session produced: users, and that session's token."""
 
 CAPABILITIES = ("agent:research", "agent:psychologist", "agent:connect")
 ROLES = ("viewer", "member", "admin", "owner")

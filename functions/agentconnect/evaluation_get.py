@@ -7,10 +7,11 @@ import functions_framework
 from flask.typing import ResponseReturnValue
 
 from functions.agentconnect import service
-from functions.agentconnect.access import audience_authorizer, connect_endpoint
+from functions.agentconnect.access import audience_authorizer
+from functions.endpoints import endpoint
 from shared.http import handle
 
-ENDPOINT = connect_endpoint("agentconnect_evaluation_get", role="viewer", audience=True)
+ENDPOINT = endpoint("agentconnect_evaluation_get")
 
 
 @functions_framework.http

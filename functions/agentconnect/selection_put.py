@@ -7,10 +7,10 @@ import functions_framework
 from flask.typing import ResponseReturnValue
 
 from functions.agentconnect import service
-from functions.agentconnect.access import connect_endpoint
+from functions.endpoints import endpoint
 from shared.http import handle
 
-ENDPOINT = connect_endpoint("agentconnect_selection_put", role="admin")
+ENDPOINT = endpoint("agentconnect_selection_put")
 
 
 @functions_framework.http

@@ -7,10 +7,10 @@ import functions_framework
 from flask.typing import ResponseReturnValue
 
 from functions.agentconnect import service
-from functions.agentconnect.access import connect_endpoint
+from functions.endpoints import endpoint
 from shared.http import handle
 
-ENDPOINT = connect_endpoint("agentconnect_session_start", role="member")
+ENDPOINT = endpoint("agentconnect_session_start")
 
 
 @functions_framework.http

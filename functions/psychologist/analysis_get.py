@@ -6,11 +6,11 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
+from functions.endpoints import endpoint
 from functions.psychologist import service
-from functions.psychologist.access import psychologist_endpoint
 from shared.http import handle
 
-ENDPOINT = psychologist_endpoint("psychologist_analysis_get", role="viewer")
+ENDPOINT = endpoint("psychologist_analysis_get")
 
 
 @functions_framework.http

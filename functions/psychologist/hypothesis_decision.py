@@ -6,11 +6,11 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
+from functions.endpoints import endpoint
 from functions.psychologist import service
-from functions.psychologist.access import psychologist_endpoint
 from shared.http import handle
 
-ENDPOINT = psychologist_endpoint("psychologist_hypothesis_decision", role="admin")
+ENDPOINT = endpoint("psychologist_hypothesis_decision")
 
 
 @functions_framework.http

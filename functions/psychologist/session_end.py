@@ -6,11 +6,11 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
+from functions.endpoints import endpoint
 from functions.psychologist import service
-from functions.psychologist.access import psychologist_endpoint
 from shared.http import handle
 
-ENDPOINT = psychologist_endpoint("psychologist_session_end", role="member")
+ENDPOINT = endpoint("psychologist_session_end")
 
 
 @functions_framework.http

@@ -6,14 +6,14 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
+from functions.endpoints import endpoint
 from functions.psychologist import service
-from functions.psychologist.access import psychologist_endpoint
 from shared.http import Route, handle_methods
 
 NAME = "psychologist_session_events"
 ROUTES = {
-    "POST": Route(psychologist_endpoint(NAME, role="member", method="POST"), service.ingest_events),
-    "GET": Route(psychologist_endpoint(NAME, role="viewer", method="GET"), service.read_events),
+    "POST": Route(endpoint(NAME, method="POST"), service.ingest_events),
+    "GET": Route(endpoint(NAME, method="GET"), service.read_events),
 }
 
 

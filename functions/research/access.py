@@ -1,22 +1,10 @@
-"""Who may call each research entry point: capability `agent:research` in a workspace."""
+"""Research authority beyond the boundary: what a run's asker must still hold."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from functions.endpoints import endpoint
 from shared.auth import Grant
-from shared.http import Endpoint
-
-
-def research_endpoint(name: str, role: str) -> Endpoint:
-    return endpoint(
-        name,
-        capability="agent:research",
-        role=role,
-        tenant_kind="workspace",
-        tenant_param="workspace_id",
-    )
 
 
 def asker_grant(run: dict[str, Any]) -> Grant:

@@ -6,11 +6,11 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
+from functions.endpoints import endpoint
 from functions.research import service
-from functions.research.access import research_endpoint
 from shared.http import handle
 
-ENDPOINT = research_endpoint("research_ask", role="member")
+ENDPOINT = endpoint("research_ask")
 
 
 @functions_framework.http
