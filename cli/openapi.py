@@ -7,22 +7,60 @@ import re
 import sys
 from typing import Any
 
-from functions.registry import Entry, Operation, http_entries
+from functions.registry import Entry, Operation, error_statuses, http_entries
 from shared.validation import SCHEMAS_DIR, load_schema
 
 TARGET = SCHEMAS_DIR / "openapi.json"
 _REF = re.compile(r"^([\w/.-]+)\.json(#.*)?$")
 ERRORS = {
-    "400": "Invalid request (with issues)",
-    "401": "Unauthenticated",
-    "403": "Forbidden",
-    "404": "Not found",
-    "405": "Method not allowed",
-    "409": "Conflict",
-    "413": "Payload too large",
-    "415": "Unsupported media type",
-    "429": "Rate limited (see Retry-After)",
-    "500": "Internal error",
+    400: "Invalid request: `issues` names every violated rule",
+    401: "No valid bearer token",
+    403: "The token or its user lacks the capability, tenant or role",
+    404: "No such resource in this tenant, or no such path",
+    405: "This method is not served here (see Allow)",
+    409: "A conflict: a concurrent change (see Retry-After), or a state that does not allow it",
+    413: "The body is larger than 1 MiB",
+    415: "The body is not UTF-8 application/json",
+    429: "A limit is reached (see Retry-After)",
+    500: "An internal error; nothing internal is echoed",
+    503: "The database did not answer in time (see Retry-After)",
+}
+HEADERS: dict[str, dict[str, Any]] = {
+    "x-request-id": {
+        "description": "The caller's x-request-id when it is a sane token, else a new one",
+        "schema": {"type": "string", "maxLength": 128},
+    },
+    "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "string"}},
+    "Allow": {"description": "The methods served here", "schema": {"type": "string"}},
+    "WWW-Authenticate": {"description": "Bearer (RFC 6750)", "schema": {"type": "string"}},
+    "X-Next-Page-Token": {
+        "description": "The pageToken of the next page; absent on the last page",
+        "schema": {"type": "string"},
+    },
+}
+HEADERS_BY_STATUS = {
+    401: ["WWW-Authenticate"],
+    405: ["Allow"],
+    409: ["Retry-After"],
+    429: ["Retry-After"],
+    503: ["Retry-After"],
+}
+REQUEST_HEADERS: dict[str, dict[str, Any]] = {
+    "x-request-id": {
+        "in": "header",
+        "name": "x-request-id",
+        "required": False,
+        "description": "Echoed on the response when it is 1 to 128 printable characters",
+        "schema": {"type": "string"},
+    },
+    "Idempotency-Key": {
+        "in": "header",
+        "name": "Idempotency-Key",
+        "required": False,
+        "description": "1 to 255 printable characters: the same key and body within 24 hours "
+        "answer the same run; the same key with another body is 409",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    },
 }
 
 
@@ -80,20 +118,66 @@ def _operation_id(entry: Entry, operation: Operation) -> str:
     return f"{entry.name}_{operation.method.lower()}"
 
 
-def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, Any]:
-    success = str(operation.success_status)
-    responses: dict[str, Any] = {success: {"description": "Success"}}
+def _headers(names: list[str]) -> dict[str, Any]:
+    return {name: HEADERS[name] for name in ["x-request-id", *names]}
+
+
+def _responses(operation: Operation, used: set[str]) -> dict[str, Any]:
+    success: dict[str, Any] = {"description": "Success"}
     if operation.response_schema:
-        responses[success]["content"] = _json_content(operation.response_schema, used)
-    for status, description in ERRORS.items():
-        responses[status] = {"description": description, "content": _json_content("error", used)}
+        success["content"] = _json_content(operation.response_schema, used)
+    paged = operation.params_schema is not None and "pageToken" in load_schema(
+        operation.params_schema
+    ).get("properties", {})
+    next_page = (
+        ["X-Next-Page-Token"]
+        if paged
+        and operation.response_schema
+        and load_schema(operation.response_schema).get("type") == "array"
+        else []
+    )
+    success["headers"] = _headers(next_page)
+    responses = {str(operation.success_status): success}
+    for status in error_statuses(operation):
+        responses[str(status)] = {
+            "description": ERRORS[status],
+            "headers": _headers(HEADERS_BY_STATUS.get(status, [])),
+            "content": _json_content("error", used),
+        }
+    return responses
+
+
+def _authority(entry: Entry, operation: Operation) -> str:
+    access = entry.access
+    assert access is not None
+    who = (
+        f"a token with `{access.capability}` whose user holds at least the `{operation.role}` role"
+    )
+    if operation.audience:
+        who += " (or the session's own session token)"
+    return f"Needs {who} in the {access.tenant_kind}."
+
+
+def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, Any]:
+    headers = [REQUEST_HEADERS["x-request-id"]]
+    if entry.name == "research_ask":
+        headers.append(REQUEST_HEADERS["Idempotency-Key"])
+    access = entry.access
+    assert access is not None
     spec: dict[str, Any] = {
         "operationId": _operation_id(entry, operation),
         "summary": operation.summary or entry.summary,
+        "description": _authority(entry, operation),
         "tags": [entry.tag],
         "security": [{"bearer": []}],
-        "parameters": _parameters(entry, operation),
-        "responses": responses,
+        "x-evidencia-auth": {
+            "capability": access.capability,
+            "tenant": access.tenant_kind,
+            "role": operation.role,
+            "sessionToken": operation.audience,
+        },
+        "parameters": _parameters(entry, operation) + headers,
+        "responses": _responses(operation, used),
     }
     if operation.request_schema:
         spec["requestBody"] = {

@@ -39,6 +39,8 @@ class Operation:
     success_status: int = 200
     role: str = "viewer"
     """The least role in the tenant that may call it."""
+    errors: tuple[int, ...] = ()
+    """Error statuses it may answer beyond those every operation may (see `error_statuses`)."""
     audience: bool = False
     """Also admits the `session_audience` token of the session the call is about."""
 
@@ -96,6 +98,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="member",
                 request_schema="research/evidence_upsert.request",
                 response_schema="research/evidence_upsert.response",
@@ -113,6 +116,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="member",
                 request_schema="research/evidence_remove.request",
                 response_schema="research/evidence_remove.response",
@@ -130,6 +134,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409, 429),
                 role="member",
                 request_schema="research/ask.request",
                 response_schema="research/ask.response",
@@ -165,6 +170,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="member",
                 request_schema="research/cancel.request",
                 response_schema="research/cancel.response",
@@ -203,6 +209,7 @@ ENTRIES: tuple[Entry, ...] = (
                 "POST",
                 "Ingest a batch of at most 500 events; idempotent per event id",
                 role="member",
+                errors=(409,),
                 request_schema="psychologist/events.request",
                 params_schema="psychologist/session.params",
                 response_schema="psychologist/events.response",
@@ -226,6 +233,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="member",
                 request_schema="psychologist/session_end.request",
                 params_schema="psychologist/session.params",
@@ -297,6 +305,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="admin",
                 request_schema="psychologist/decision.request",
                 params_schema="psychologist/decision.params",
@@ -334,6 +343,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "PUT",
+                errors=(409,),
                 role="admin",
                 request_schema="agentconnect/selection.request",
                 params_schema="agentconnect/agent.params",
@@ -353,6 +363,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "POST",
+                errors=(409,),
                 role="member",
                 request_schema="agentconnect/session_start.request",
                 params_schema="agentconnect/agent.params",
@@ -372,6 +383,7 @@ ENTRIES: tuple[Entry, ...] = (
         operations=(
             Operation(
                 "GET",
+                errors=(409,),
                 role="viewer",
                 audience=True,
                 params_schema="agentconnect/evaluation.params",
@@ -430,3 +442,15 @@ def trigger_entries() -> tuple[Entry, ...]:
 
 def scheduled_entries() -> tuple[Entry, ...]:
     return tuple(entry for entry in ENTRIES if entry.schedule is not None)
+
+
+COMMON_ERRORS = (400, 401, 403, 404, 405, 500, 503)
+BODY_ERRORS = (413, 415)
+
+
+def error_statuses(operation: Operation) -> tuple[int, ...]:
+    """Every error status an operation may answer: validation, auth, an unknown resource,
+    a wrong method, a fault, Firestore unavailable; too large or wrong content type when
+    it takes a body; and its own (409 conflicts, 429 limits)."""
+    body = BODY_ERRORS if operation.request_schema else ()
+    return tuple(sorted({*COMMON_ERRORS, *body, *operation.errors}))

@@ -9,11 +9,15 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
 from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
+from functions.registry import error_statuses, http_entries
+from shared.http import path_params
+from shared.validation import issues_for
 from tests.gemini_server import GeminiTestServer
 
 
@@ -44,12 +48,45 @@ class Api:
         if body is not None:
             data = json.dumps(body).encode()
             sent.setdefault("Content-Type", "application/json")
-        return self.session.request(
+        reply = self.session.request(
             method, self.base_url + path, data=data, headers=sent, timeout=30
         )
+        assert_conforms(method, path, reply)
+        return reply
 
     def post(self, path: str, body: Any, token: str | None, **kwargs: Any) -> requests.Response:
         return self.call("POST", path, body, token, **kwargs)
+
+
+def conformance_issues(method: str, path: str, status: int, body: Any) -> list[Any]:
+    """Why a response breaks what the OpenAPI document declares for its operation and
+    status (an undeclared status, or a body its schema refuses); [] for routes that are
+    not public operations."""
+    path = urlsplit(path).path
+    for entry in http_entries():
+        if entry.schedule is not None or path in ("", "/"):
+            continue
+        if path_params(entry.route or "", path) is None:
+            continue
+        operation = next((op for op in entry.operations if op.method == method), None)
+        if operation is None:
+            return [] if status == 405 else [f"{method} {path}: {status} where 405 is declared"]
+        if status == operation.success_status:
+            schema = operation.response_schema
+        elif status in error_statuses(operation):
+            schema = "error"
+        else:
+            return [f"{method} {path}: status {status} is not declared"]
+        return issues_for(schema, body) if schema else []
+    return []
+
+
+def assert_conforms(method: str, path: str, reply: requests.Response) -> None:
+    """Every response the suite receives is checked against the published document."""
+    if not reply.headers.get("Content-Type", "").startswith("application/json"):
+        return
+    issues = conformance_issues(method, path, reply.status_code, reply.json())
+    assert issues == [], (method, path, reply.status_code, issues, reply.text[:500])
 
 
 def admin(*args: str) -> dict[str, Any]:
