@@ -14,14 +14,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import Requirement
-
+from cli.lock import LOCK
 from functions.registry import ENTRIES, Entry
 from shared.config import WORKER_TIMEOUT_S
 
@@ -72,21 +69,6 @@ class Target:
         return f"https://{self.region}-{self.project}.cloudfunctions.net/{entry.name}"
 
 
-def pinned_requirements() -> list[str]:
-    """The project's dependencies pinned to the versions installed here (which satisfy
-    the ranges of pyproject.toml), so the deployed functions run what the tests ran."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    lines = []
-    for spec in project["dependencies"]:
-        requirement = Requirement(spec)
-        version = metadata.version(requirement.name)
-        if version not in requirement.specifier:
-            raise SystemExit(f"{requirement.name} {version} is installed but {spec} is required")
-        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
-        lines.append(f"{requirement.name}{extras}=={version}")
-    return lines
-
-
 def hosting_rewrites(entries: tuple[Entry, ...], region: str) -> list[dict[str, Any]]:
     """Public paths onto their functions, so clients keep one base URL. Scheduled jobs
     are not routed: only Cloud Scheduler calls them."""
@@ -116,7 +98,7 @@ def build_bundle(
             )
         else:
             shutil.copy2(origin, source / name)
-    (source / "requirements.txt").write_text("\n".join(pinned_requirements()) + "\n")
+    shutil.copy2(LOCK, source / "requirements.txt")
     firebase = out / "firebase"
     (firebase / "public").mkdir(parents=True)
     (firebase / "public" / "404.html").write_text("Not found\n")

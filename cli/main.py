@@ -18,6 +18,10 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     openapi = commands.add_parser("openapi", help="regenerate schemas/openapi.json")
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
+    lock = commands.add_parser(
+        "lock", help="regenerate requirements.lock (runtime dependencies pinned with hashes)"
+    )
+    lock.add_argument("--check", action="store_true", help="fail if the lock is stale")
     doctor_command = commands.add_parser(
         "doctor", help="check Java, the Firestore emulator and Gemini settings"
     )
@@ -87,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             return deploy.run(args)
         elif args.command == "doctor":
             doctor(args.port)
+        elif args.command == "lock":
+            from cli.lock import write as write_lock
+
+            return write_lock(check=args.check)
         elif args.command == "openapi":
             from cli.openapi import write
 

@@ -249,3 +249,21 @@ def test_every_public_route_has_a_hosting_rewrite() -> None:
     rewrites = hosting_rewrites(ENTRIES, "europe-west1")
     public = [e for e in ENTRIES if e.kind == "http" and e.schedule is None]
     assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]
+
+
+def test_the_lock_file_is_current_against_pyproject() -> None:
+    from cli.lock import stale_reason
+
+    assert stale_reason() is None
+
+
+def test_a_changed_dependency_makes_the_lock_stale(tmp_path: Path) -> None:
+    from cli.lock import LOCK, PYPROJECT, stale_reason
+
+    changed = tmp_path / "pyproject.toml"
+    changed.write_text(PYPROJECT.read_text().replace('"tenacity>=8.2,<10"', '"tenacity>=9.9,<10"'))
+    assert stale_reason(changed, LOCK) is not None
+    lines = LOCK.read_text().splitlines()
+    pins = [i for i, line in enumerate(lines) if "==" in line and not line.startswith(" ")]
+    assert pins
+    assert all(lines[i + 1].strip().startswith("--hash=sha256:") for i in pins)
