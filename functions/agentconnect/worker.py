@@ -8,7 +8,6 @@ only if this worker's claim still stands, and nothing changes the evaluation aft
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, generate_json, model_schema
 from shared.jobs import Claim, JobGoneError, Snapshots
+from shared.prompts import fenced
 from shared.retention import utcnow
 from shared.validation import issues_for, load_schema
 
@@ -98,9 +98,9 @@ def _prompt(step: Step, title: str, session_input: dict[str, Any]) -> str:
         lines += [f"- {name}: {text}" for name, text in question["criteria"].items()]
     else:
         lines.append("Answer true or false.")
-    fenced = json.dumps({"title": title, "input": session_input}, ensure_ascii=False)
-    fenced = fenced.replace("<", "\\u003c").replace(">", "\\u003e")
-    lines.append(f"<session_input>\n{fenced}\n</session_input>")
+    lines.append(
+        f"<session_input>\n{fenced({'title': title, 'input': session_input})}\n</session_input>"
+    )
     return "\n".join(lines)
 
 

@@ -7,11 +7,11 @@ events they cite, so every hypothesis still cites events by id.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from shared.gemini import estimate_tokens
+from shared.prompts import fenced
 
 SYSTEM = """You study the event log of an AI agent session and propose hypotheses about an
 agent: what you observed (observacao), why it may be happening (hipotese), and what to
@@ -42,19 +42,11 @@ class ModelCall:
         return estimate_tokens(SYSTEM + self.text)
 
 
-def _fenced(payload: Any) -> str:
-    return (
-        json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-    )
-
-
 def event_line(event: dict[str, Any]) -> str:
     shown = {
         key: event[key] for key in ("id", "agent", "type", "at", "taskId", "data") if key in event
     }
-    return _fenced(shown)
+    return fenced(shown)
 
 
 def _header(session: dict[str, Any], signals: list[dict[str, Any]]) -> str:
@@ -64,7 +56,7 @@ def _header(session: dict[str, Any], signals: list[dict[str, Any]]) -> str:
         "agents": session.get("agents", []),
         "eventCount": session.get("event_count", 0),
     }
-    return f"Session: {_fenced(summary)}\nSignals: {_fenced(signals)}\n"
+    return f"Session: {fenced(summary)}\nSignals: {fenced(signals)}\n"
 
 
 def chunk_lines(lines: list[str], budget_tokens: int) -> list[list[str]]:
@@ -118,6 +110,6 @@ def combine_call(
     return ModelCall(
         "combine",
         f"{header}The log was analysed in parts. Merge the parts' hypotheses below into the "
-        f"final ones: join duplicates, keep their citations.\n<findings>\n{_fenced(findings)}\n"
+        f"final ones: join duplicates, keep their citations.\n<findings>\n{fenced(findings)}\n"
         f"</findings>\n<session_events>\n{lines}\n</session_events>",
     )

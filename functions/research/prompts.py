@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from shared.prompts import fenced
+
 METHOD_VERSION = "research-cited/v1"
 
 SYSTEM = f"""You analyse research evidence and answer only from it.
@@ -41,16 +43,14 @@ class Prompt:
 
 
 def _fenced_item(evidence_id: str, item: dict[str, Any]) -> str:
-    line = json.dumps(
+    return fenced(
         {
             "evidence_id": evidence_id,
             "revision": item["revision"],
             "source": item.get("source"),
             "text": item["text"],
-        },
-        ensure_ascii=False,
+        }
     )
-    return line.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def build_prompt(
