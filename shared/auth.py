@@ -14,12 +14,13 @@ import hashlib
 import hmac
 import re
 import secrets
-import time
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, cast
 
+from cachetools import TTLCache
 from google.cloud import firestore
 
 from shared.config import settings
@@ -169,38 +170,48 @@ def token_is_live(data: dict[str, Any], now: datetime | None = None) -> bool:
     return deadline is None or deadline > (now or utcnow())
 
 
-class _TtlCache:
-    """What a warm instance remembers of tokens and memberships, for `AUTH_CACHE_SECONDS`.
-
-    A revoked token, an expired one or a removed member is refused at the latest that long
-    after the change; a token's own expiry is checked on every use. Bounded in size.
-    """
+class _AuthCache:
+    """What a warm instance remembers of tokens, memberships and grants, for
+    `AUTH_CACHE_SECONDS`: a revoked token, an expired one or a removed member is refused
+    at the latest that long after the change (a token's own expiry is checked on every
+    use). At most `MAX_ENTRIES`, the least recently used dropped first; safe across the
+    threads of one instance."""
 
     MAX_ENTRIES = 10_000
 
     def __init__(self) -> None:
-        self._entries: dict[Any, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+        self._entries: TTLCache[Any, Any] | None = None
+
+    def _cache(self) -> TTLCache[Any, Any] | None:
+        lifetime = settings().auth_cache_seconds
+        if lifetime <= 0:
+            return None
+        if self._entries is None:
+            self._entries = TTLCache(maxsize=self.MAX_ENTRIES, ttl=lifetime)
+        return self._entries
 
     def get(self, key: Any) -> tuple[bool, Any]:
-        found = self._entries.get(key)
-        if found is None or found[0] < time.monotonic():
-            return False, None
-        return True, found[1]
+        with self._lock:
+            cache = self._cache()
+            if cache is None or key not in cache:
+                return False, None
+            return True, cache[key]
 
-    def put(self, key: Any, value: Any, lifetime: float) -> None:
-        if lifetime <= 0:
-            return
-        if len(self._entries) >= self.MAX_ENTRIES:
-            self._entries.clear()
-        self._entries[key] = (time.monotonic() + lifetime, value)
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            cache = self._cache()
+            if cache is not None:
+                cache[key] = value
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries = None
 
 
-_tokens = _TtlCache()
-_memberships = _TtlCache()
-_grants = _TtlCache()
+_tokens = _AuthCache()
+_memberships = _AuthCache()
+_grants = _AuthCache()
 
 
 def clear_auth_cache() -> None:
@@ -218,7 +229,7 @@ def _token_data(client: firestore.Client, token_id: str, secret: str) -> dict[st
     data = snapshot.to_dict() if snapshot.exists else None
     if data is not None and not hmac.compare_digest(data["hash"], _hash(secret)):
         data = None
-    _tokens.put(key, data, settings().auth_cache_seconds)
+    _tokens.put(key, data)
     return cast(dict[str, Any] | None, data)
 
 
@@ -264,7 +275,7 @@ def check_membership(
     if not cached:
         snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
         held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None
-        _memberships.put(key, held, settings().auth_cache_seconds)
+        _memberships.put(key, held)
     if held is None:
         raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")
     if not role_allows(held, role):
@@ -315,5 +326,5 @@ def still_granted(client: firestore.Client, grant: Grant) -> bool:
         return bool(held)
     snapshots = {s.reference.path: s for s in client.get_all(grant.refs(client))}
     held = grant.holds(snapshots, client)
-    _grants.put(grant, held, settings().auth_cache_seconds)
+    _grants.put(grant, held)
     return bool(held)

@@ -19,7 +19,8 @@ HOSTILE = [
 @pytest.mark.parametrize("text", HOSTILE)
 def test_untrusted_text_can_neither_close_nor_open_a_tag(text: str) -> None:
     line = fenced({"text": text, "nested": [{"more": text}]})
-    assert "<" not in line and ">" not in line
+    assert "<" not in line
+    assert ">" not in line
     assert "\n" not in line
     assert json.loads(line) == {"text": text, "nested": [{"more": text}]}
 
