@@ -53,6 +53,7 @@ READ_ONLY = (
     "agentconnect_evaluation_get",
     "agentconnect_evaluations_list",
 )
+CREATED = "google.cloud.firestore.document.v1.created"
 CONTRACT = ("research_status", "psychologist_hypotheses_list", "agentconnect_evaluation_get")
 BENCH_ENV = {
     "AUTH_CACHE_SECONDS": "30",
@@ -244,7 +245,7 @@ def seed(gemini: Any) -> Seed:
     from functions.research import worker as research_worker
     from shared import auth
     from shared.clients import db
-    from shared.events import CREATED, DocumentEvent
+    from shared.events import DocumentEvent
     from shared.ids import new_ulid, new_uuid
 
     client = db()

@@ -170,7 +170,10 @@ def token_is_live(data: dict[str, Any], now: datetime | None = None) -> bool:
     return deadline is None or deadline > (now or utcnow())
 
 
-class _AuthCache:
+_CACHES: list[AuthCache] = []
+
+
+class AuthCache:
     """What a warm instance remembers of tokens, memberships and grants, for
     `AUTH_CACHE_SECONDS`: a revoked token, an expired one or a removed member is refused
     at the latest that long after the change (a token's own expiry is checked on every
@@ -182,6 +185,7 @@ class _AuthCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: TTLCache[Any, Any] | None = None
+        _CACHES.append(self)
 
     def _cache(self) -> TTLCache[Any, Any] | None:
         lifetime = settings().auth_cache_seconds
@@ -209,15 +213,14 @@ class _AuthCache:
             self._entries = None
 
 
-_tokens = _AuthCache()
-_memberships = _AuthCache()
-_grants = _AuthCache()
+_tokens = AuthCache()
+_memberships = AuthCache()
 
 
 def clear_auth_cache() -> None:
-    _tokens.clear()
-    _memberships.clear()
-    _grants.clear()
+    """Forget everything every auth cache remembers (settings changed, or tests)."""
+    for cache in _CACHES:
+        cache.clear()
 
 
 def _token_data(client: firestore.Client, token_id: str, secret: str) -> dict[str, Any] | None:
@@ -280,51 +283,3 @@ def check_membership(
         raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")
     if not role_allows(held, role):
         raise ApiError(ErrorCode.FORBIDDEN, f"This operation needs the {role} role or higher.")
-
-
-@dataclass(frozen=True)
-class Grant:
-    """The rights a past request was checked for, to check again later (e.g. at completion)."""
-
-    token_id: str
-    user_id: str
-    capability: str
-    kind: str
-    tenant_id: str
-    role: str
-
-    def refs(self, client: firestore.Client) -> list[firestore.DocumentReference]:
-        """The documents `holds` needs: read them with the caller's other reads."""
-        return [
-            client.collection("tokens").document(self.token_id),
-            member_ref(client, self.kind, self.tenant_id, self.user_id),
-        ]
-
-    def holds(
-        self, snapshots: dict[str, firestore.DocumentSnapshot[Any]], client: firestore.Client
-    ) -> bool:
-        token_ref, membership_ref = self.refs(client)
-        token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
-        if token is None or member is None or not token.exists or not member.exists:
-            return False
-        data = token.to_dict() or {}
-        if not token_is_live(data):
-            return False
-        principal = principal_from_document(self.token_id, data)
-        if self.capability not in principal.capabilities:
-            return False
-        if principal.tenants is not None and self.tenant_id not in principal.tenants:
-            return False
-        return role_allows((member.to_dict() or {}).get("role"), self.role)
-
-
-def still_granted(client: firestore.Client, grant: Grant) -> bool:
-    """Whether `grant` still holds, remembered for `AUTH_CACHE_SECONDS` like the rest of
-    auth, so that a warm instance answers without a read."""
-    cached, held = _grants.get(grant)
-    if cached:
-        return bool(held)
-    snapshots = {s.reference.path: s for s in client.get_all(grant.refs(client))}
-    held = grant.holds(snapshots, client)
-    _grants.put(grant, held)
-    return bool(held)

@@ -13,7 +13,6 @@ from typing import Any
 
 from google.events.cloud.firestore import DocumentEventData
 
-CREATED = "google.cloud.firestore.document.v1.created"
 _PROTOBUF_FIRST_BYTES = frozenset({0x0A, 0x12, 0x1A})
 
 

@@ -9,10 +9,10 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -21,6 +21,7 @@ from cli.deploy import Target, build_bundle, plan
 from cli.emulator import Emulator, free_port
 from cli.main import main as evidencia
 from functions.registry import ENTRIES
+from tests.api import wait_for
 
 TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
 
@@ -110,15 +111,17 @@ def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, 
             process.wait(timeout=10)
 
 
-def first_answer(method: str, url: str, **kwargs: object) -> requests.Response:
-    deadline = time.monotonic() + 60
-    while True:
+def first_answer(method: str, url: str, **kwargs: Any) -> requests.Response:
+    """The first answer of a server that is still starting."""
+
+    def answer() -> list[requests.Response]:
         try:
-            return requests.request(method, url, timeout=10, **kwargs)  # type: ignore[arg-type]
+            return [requests.request(method, url, timeout=10, **kwargs)]
         except requests.ConnectionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+            return []
+
+    replies: list[requests.Response] = wait_for(answer, timeout=60)
+    return replies[0]
 
 
 def filled(route: str) -> str:

@@ -2,9 +2,69 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from shared.auth import Grant
+from google.cloud import firestore
+
+from shared.auth import (
+    AuthCache,
+    member_ref,
+    principal_from_document,
+    role_allows,
+    token_is_live,
+)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """The rights an ask was checked for, checked again at completion and on each read."""
+
+    token_id: str
+    user_id: str
+    capability: str
+    kind: str
+    tenant_id: str
+    role: str
+
+    def refs(self, client: firestore.Client) -> list[firestore.DocumentReference]:
+        """The documents `holds` needs: read them with the caller's other reads."""
+        return [
+            client.collection("tokens").document(self.token_id),
+            member_ref(client, self.kind, self.tenant_id, self.user_id),
+        ]
+
+    def holds(
+        self, snapshots: dict[str, firestore.DocumentSnapshot[Any]], client: firestore.Client
+    ) -> bool:
+        token_ref, membership_ref = self.refs(client)
+        token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
+        if token is None or member is None or not token.exists or not member.exists:
+            return False
+        data = token.to_dict() or {}
+        if not token_is_live(data):
+            return False
+        principal = principal_from_document(self.token_id, data)
+        if self.capability not in principal.capabilities:
+            return False
+        if principal.tenants is not None and self.tenant_id not in principal.tenants:
+            return False
+        return role_allows((member.to_dict() or {}).get("role"), self.role)
+
+
+_GRANTS = AuthCache()
+
+
+def still_granted(client: firestore.Client, grant: Grant) -> bool:
+    """Whether `grant` still holds, remembered for `AUTH_CACHE_SECONDS` like the rest of
+    auth, so that a warm instance answers without a read."""
+    cached, held = _GRANTS.get(grant)
+    if cached:
+        return bool(held)
+    snapshots = {s.reference.path: s for s in client.get_all(grant.refs(client))}
+    held = grant.holds(snapshots, client)
+    _GRANTS.put(grant, held)
+    return bool(held)
 
 
 def asker_grant(run: dict[str, Any]) -> Grant:

@@ -10,11 +10,11 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.research import store
-from functions.research.access import asker_grant
+from functions.research.access import asker_grant, still_granted
 from functions.research.citations import references
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
-from shared import auth, jobs, logs
+from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -316,7 +316,7 @@ def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -
 
     The conversation document keeps every item's revision, so the sources need no read of
     their own; the asker's token and membership are read once per AUTH_CACHE_SECONDS."""
-    if not auth.still_granted(db(), asker_grant(run)):
+    if not still_granted(db(), asker_grant(run)):
         return "access_changed"
     cited = [ref for _, ref in references(run["message"]["answer"])]
     held = _evidence_revisions(run, conversation, {ref["evidence_id"] for ref in cited})
