@@ -7,11 +7,15 @@ import contextlib
 import io
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import flask
 import requests
+from flask.testing import FlaskClient
 
 from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
@@ -137,6 +141,30 @@ class World:
     def user(self, tenant_id: str, user: str, role: str, **kwargs: Any) -> str:
         self.member(tenant_id, user, role)
         return self.token(user, **kwargs)[0]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+Configure = Callable[..., None]
+"""The `configure` fixture: change settings for one test, e.g. `configure(X="1")`."""
+
+
+def function_client(target: str) -> FlaskClient:
+    """A test client of one deployed function, as functions-framework serves it."""
+    import functions_framework
+
+    app: flask.Flask = functions_framework.create_app(  # type: ignore[no-untyped-call]
+        target=target, source=str(ROOT / "main.py")
+    )
+    return app.test_client()
+
+
+def document(path: str) -> dict[str, Any]:
+    """The stored document at `path`, which must exist."""
+    from shared.clients import db
+
+    data = db().document(path).get().to_dict()
+    assert data is not None, f"{path} does not exist"
+    return data
 
 
 def wait_for(check: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:

@@ -11,7 +11,7 @@ import pytest
 from cli import emulator as emulator_module
 from cli.host import LocalHost
 from shared.clients import reset_clients
-from tests.api import Api, World
+from tests.api import Api, Configure, World
 from tests.gemini_server import GeminiTestServer
 
 HOST_PORT = emulator_module.free_port()
@@ -83,7 +83,7 @@ def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 @pytest.fixture
-def configure(monkeypatch: pytest.MonkeyPatch) -> object:
+def configure(monkeypatch: pytest.MonkeyPatch) -> Configure:
     """Change settings for one test: `configure(RESEARCH_MAX_ACTIVE_RUNS="1")`."""
 
     def apply(**env: str | None) -> None:

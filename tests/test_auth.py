@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import requests
 
 from shared.clients import db
-from tests.api import Api, World, admin, all_documents, wait_for
+from tests.api import Api, Configure, World, admin, all_documents, document, wait_for
 
 CREATE = "/research-api/conversations/create"
 
@@ -15,11 +16,11 @@ def workspace(world: World) -> str:
     return world.tenant()
 
 
-def create(api: Api, workspace: str, token: str | None, **headers: str):
+def create(api: Api, workspace: str, token: str | None, **headers: str) -> requests.Response:
     return api.post(CREATE, {"workspace_id": workspace}, token, headers=headers or None)
 
 
-def assert_refused(reply, status: int, code: str) -> None:
+def assert_refused(reply: requests.Response, status: int, code: str) -> None:
     assert reply.status_code == status, reply.text
     body = reply.json()
     assert body["code"] == code
@@ -113,7 +114,7 @@ def test_a_removed_member_loses_access_at_once(api: Api, world: World, workspace
 
 def test_tokens_are_stored_only_as_hashes(world: World, workspace: str) -> None:
     token, token_id = world.token("ana")
-    stored = db().collection("tokens").document(token_id).get().to_dict()
+    stored = document(f"tokens/{token_id}")
     assert token not in str(stored)
     secret = token.removeprefix(f"evd_{token_id}_")
     assert len(secret) == 43
@@ -132,7 +133,7 @@ def test_admin_refuses_a_workspace_id_that_is_not_a_uuid(
 
 
 def test_a_warm_instance_remembers_auth_only_for_the_cache_lifetime(
-    api: Api, world: World, workspace: str, configure
+    api: Api, world: World, workspace: str, configure: Configure
 ) -> None:
     configure(AUTH_CACHE_SECONDS="1")
     world.member(workspace, "ana", "member")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
+import requests
 
 from shared.validation import issues_for
 from tests.api import Api, World, all_documents
@@ -19,9 +21,9 @@ def member(world: World) -> tuple[str, str]:
     return workspace, world.user(workspace, "ana", "member")
 
 
-def assert_error(reply, status: int, code: str) -> dict:
+def assert_error(reply: requests.Response, status: int, code: str) -> dict[str, Any]:
     assert reply.status_code == status, reply.text
-    body = reply.json()
+    body: dict[str, Any] = reply.json()
     assert issues_for("error", body) == []
     assert body["code"] == code
     assert body["request_id"] == reply.headers["x-request-id"]

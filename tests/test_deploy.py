@@ -149,7 +149,7 @@ def test_functions_framework_serves_every_registered_name_from_the_bundle(
             assert reply.status_code == 200, (entry.name, reply.text)
         else:
             for operation in entry.operations:
-                kwargs = {"json": {}} if operation.method in ("POST", "PUT") else {}
+                kwargs: dict[str, Any] = {"json": {}} if operation.method in ("POST", "PUT") else {}
                 reply = first_answer(operation.method, url + filled(entry.route or "/"), **kwargs)
                 # the boundary answered: the path and parameters are checked, then the token
                 assert (reply.status_code, reply.json()["code"]) in (

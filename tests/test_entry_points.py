@@ -6,12 +6,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-import functions_framework
 import pytest
 
-from functions.registry import http_entries
-from tests.api import World
+from functions.registry import Entry, http_entries
+from tests.api import World, function_client
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORK = Path(sys.executable).with_name("functions-framework")
@@ -26,7 +26,7 @@ def imports_after(name: str) -> set[str]:
 
 
 @pytest.mark.parametrize("entry", http_entries(), ids=lambda e: e.name)
-def test_an_http_entry_point_does_not_import_gemini(entry) -> None:
+def test_an_http_entry_point_does_not_import_gemini(entry: Entry) -> None:
     assert "google.genai" not in imports_after(entry.name)
 
 
@@ -44,9 +44,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_create_app_test_client_serves_the_status_contract(world: World) -> None:
     workspace = world.tenant()
     token = world.user(workspace, "vic", "viewer")
-    client = functions_framework.create_app(
-        target="research_status", source=str(ROOT / "main.py")
-    ).test_client()
+    client = function_client("research_status")
     body = {
         "workspace_id": workspace,
         "conversation_id": "11111111-1111-4111-8111-111111111111",
@@ -67,15 +65,14 @@ PUBLIC = [entry for entry in http_entries() if entry.schedule is None]
 
 
 @pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.name)
-def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(entry) -> None:
+def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(entry: Entry) -> None:
     """A deployed function is called at its own URL: `/` when its route takes no path
     parameters (and its public path, which is how path parameters are passed)."""
-    client = functions_framework.create_app(
-        target=entry.name, source=str(ROOT / "main.py")
-    ).test_client()
-    paths = [_filled(entry.route)] + ([] if "{" in entry.route else ["/"])
+    client = function_client(entry.name)
+    route = entry.route or "/"
+    paths = [_filled(route)] + ([] if "{" in route else ["/"])
     method = entry.operations[0].method
-    body = {} if method in ("POST", "PUT") else None
+    body: dict[str, Any] | None = {} if method in ("POST", "PUT") else None
     for path in paths:
         reply = client.open(path, method=method, json=body)
         assert reply.status_code != 404 or reply.get_json()["message"] != (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from openapi_spec_validator import validate
 
@@ -11,7 +12,7 @@ from shared.validation import SCHEMAS_DIR
 DOCUMENT = json.loads((SCHEMAS_DIR / "openapi.json").read_text(encoding="utf-8"))
 
 
-def operations() -> dict[str, dict]:
+def operations() -> dict[str, dict[str, Any]]:
     return {
         spec["operationId"]: spec
         for methods in DOCUMENT["paths"].values()

@@ -55,7 +55,7 @@ def serving(port: int, env: dict[str, str]) -> Iterator[str]:
     )
     assert process.stdout is not None
     try:
-        printed = []
+        printed: list[str] = []
         while True:
             line = process.stdout.readline()
             assert line, "serve exited early: " + "".join(printed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -18,10 +19,10 @@ from tests.agentconnect.conftest import (
     answer,
     selection_with,
 )
-from tests.api import redeliver
+from tests.api import Configure, redeliver
 
 
-def assert_contract(body: dict) -> None:
+def assert_contract(body: dict[str, Any]) -> None:
     assert issues_for("agentconnect/evaluation", body) == []
 
 
@@ -171,7 +172,9 @@ def test_details_expire_while_the_summary_stays(configured: Connect) -> None:
     assert body["outcome"] == "selected"
 
 
-def test_a_raw_response_over_the_limit_is_cut_and_marked(configured: Connect, configure) -> None:
+def test_a_raw_response_over_the_limit_is_cut_and_marked(
+    configured: Connect, configure: Configure
+) -> None:
     configure(AGENTCONNECT_RAW_TEXT_LIMIT="100")
     configured.world.gemini.answer_json(answer(True, 0.95))
     configured.start()
@@ -316,7 +319,7 @@ def test_the_list_is_newest_first_and_paged(configured: Connect) -> None:
     ids=["unknown-option", "wrong-condition-type", "raises-permission", "unknown-permission"],
 )
 def test_a_contradictory_selection_is_refused_and_stores_nothing(
-    connect: Connect, change: dict, path: list
+    connect: Connect, change: dict[str, Any], path: list[Any]
 ) -> None:
     reply = connect.configure(selection_with(**change))
     assert reply.status_code == 400, reply.text
@@ -337,7 +340,7 @@ def test_only_an_admin_configures_and_a_session_needs_a_selection(connect: Conne
     assert issues_for("agentconnect/selection", put.json()) == []
 
 
-def test_the_api_key_is_scrubbed_from_raw_texts(configured: Connect, configure) -> None:
+def test_the_api_key_is_scrubbed_from_raw_texts(configured: Connect, configure: Configure) -> None:
     secret = "AIzaSy-evidencia-test-secret-0123456789"
     configure(GEMINI_API_KEY=secret)
     configured.world.gemini.answer_text(
@@ -364,7 +367,9 @@ def test_raw_texts_are_the_exact_json_sent_to_and_received_from_gemini(
     assert "test-key" not in json.dumps(body)
 
 
-def test_raw_texts_are_cut_at_the_limit_and_say_so(configured: Connect, configure) -> None:
+def test_raw_texts_are_cut_at_the_limit_and_say_so(
+    configured: Connect, configure: Configure
+) -> None:
     configure(AGENTCONNECT_RAW_TEXT_LIMIT="100")
     configured.world.gemini.answer_json(answer(value=True, probability=0.9))
     body = configured.frozen(configured.start()["seq"])

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shared.clients import db
 from shared.validation import issues_for
 from tests.agentconnect.conftest import AGENT, DEFAULT, Connect, answer
-from tests.api import wait_for
+from tests.api import Configure, document, wait_for
 from tests.faults import FAULT_IDS, FAULTS, Fault
 
 
-def stored(connect: Connect, seq: int) -> dict:
+def stored(connect: Connect, seq: int) -> dict[str, Any]:
     path = f"orgs/{connect.org}/agents/{AGENT}/evaluations/{seq}"
-    return db().document(path).get().to_dict()
+    return document(path)
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=FAULT_IDS)
 def test_a_provider_fault_freezes_the_evaluation(
-    configured: Connect, configure, fault: Fault
+    configured: Connect, configure: Configure, fault: Fault
 ) -> None:
     configure(**fault.env)
     fault.script(configured.world.gemini)
@@ -67,7 +69,7 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
 
 
 def test_an_evaluation_never_taken_up_freezes_with_the_default_target(
-    configured: Connect, configure
+    configured: Connect, configure: Configure
 ) -> None:
     configure(JOB_QUEUE_SECONDS="0")
     seq = configured.start()["seq"]

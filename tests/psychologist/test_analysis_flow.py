@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import redeliver, wait_for
+from tests.api import Configure, document, redeliver, wait_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -22,7 +23,7 @@ def reopening_log() -> tuple[Log, list[str]]:
 
 
 def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed(
-    psy: Psychologist, configure
+    psy: Psychologist, configure: Configure
 ) -> None:
     configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
     log, reopened = reopening_log()
@@ -39,7 +40,7 @@ def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed
     )
     assert wait_for(lambda: psy.sweep()["sessions"]) == [SESSION]
 
-    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    session = document(f"projects/{psy.project}/sessions/{SESSION}")
     assert (session["state"], session["cause"]) == ("closed_abnormally", "heartbeat_timeout")
     analysis = psy.settled(session["analysis_id"])
     assert issues_for("psychologist/analysis", analysis) == []
@@ -147,7 +148,7 @@ def test_hypotheses_are_rejected_when_their_agent_or_termination_does_not_hold(
 
 
 def test_an_analysis_without_gemini_credentials_fails_not_configured(
-    psy: Psychologist, configure
+    psy: Psychologist, configure: Configure
 ) -> None:
     configure(GEMINI_API_KEY=None, GOOGLE_API_KEY=None)
     log, _ = reopening_log()
@@ -182,7 +183,8 @@ def test_hypotheses_keep_copies_of_their_events(psy: Psychologist) -> None:
     psy.ingest(SESSION, log.events)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     psy.settled(psy.analyse(SESSION))
-    stored = next(iter(db().collection(f"projects/{psy.project}/hypotheses").stream())).to_dict()
+    hypotheses = db().collection(f"projects/{psy.project}/hypotheses").stream()
+    stored = next(iter(hypotheses)).to_dict() or {}
     assert stored["evidenceEvents"] == log.events[1:4]
     assert json.dumps(psy.hypotheses().json()).count("evidenceEvents") == 0
 
@@ -221,7 +223,8 @@ def test_a_hypothesis_citing_no_event_or_out_of_range_is_refused_by_the_schema(
 ) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
-    for wrong in ({"evidenceEventIds": []}, {"confiancaPercent": 150}):
+    wrongs: list[dict[str, Any]] = [{"evidenceEventIds": []}, {"confiancaPercent": 150}]
+    for wrong in wrongs:
         psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened, **wrong)]})
         analysis = psy.settled(psy.analyse(SESSION))
         assert analysis["failureCode"] == "invalid_output"

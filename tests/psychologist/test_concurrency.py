@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shared.clients import db
+from tests.api import document
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 from tests.psychologist.test_analysis_flow import SESSION, reopening_log
 
@@ -42,7 +43,7 @@ def test_overlapping_batches_at_once_store_each_event_once_with_consistent_count
     events = db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream()
     stored = [snapshot.id for snapshot in events]
     assert len(stored) == len(set(stored)) == accepted
-    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    session = document(f"projects/{psy.project}/sessions/{SESSION}")
     assert session["event_count"] == accepted
 
 

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import wait_for
+from tests.api import Configure, document, wait_for
 from tests.faults import FAULT_IDS, FAULTS, Fault
 from tests.psychologist.conftest import Psychologist, hypothesis
 from tests.psychologist.test_analysis_flow import SESSION, reopening_log
 
 
-def stored(psy: Psychologist, analysis_id: str) -> dict:
-    return db().document(f"projects/{psy.project}/analyses/{analysis_id}").get().to_dict()
+def stored(psy: Psychologist, analysis_id: str) -> dict[str, Any]:
+    return document(f"projects/{psy.project}/analyses/{analysis_id}")
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=FAULT_IDS)
 def test_a_provider_fault_settles_the_analysis_with_its_code(
-    psy: Psychologist, configure, fault: Fault
+    psy: Psychologist, configure: Configure, fault: Fault
 ) -> None:
     configure(**fault.env)
     log, reopened = reopening_log()

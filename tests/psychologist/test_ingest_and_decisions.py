@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from cli.emulator import free_port
+from cli.emulator import Emulator, free_port
 from cli.host import LocalHost
 from shared.clients import db
 from shared.retention import utcnow
 from shared.validation import issues_for
-from tests.api import all_documents, wait_for
+from tests.api import Configure, all_documents, document, wait_for
 from tests.gemini_server import Recorded, Reply
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
@@ -27,7 +27,7 @@ def test_resending_events_counts_duplicates_and_tracks_the_session(psy: Psycholo
     assert psy.ingest(SESSION, first).json() == {"accepted": 2, "duplicates": 0}
     second = [*first, log.add("dev-api", "task.done", task="T-1")]
     assert psy.ingest(SESSION, second).json() == {"accepted": 1, "duplicates": 2}
-    session = db().document(f"projects/{psy.project}/sessions/{SESSION}").get().to_dict()
+    session = document(f"projects/{psy.project}/sessions/{SESSION}")
     assert session["agents"] == ["dev-api", "qa-bot"]
     assert session["event_count"] == 3
     assert session["state"] == "open"
@@ -219,7 +219,7 @@ def model_that_cites_what_it_reads(request: Recorded) -> Reply:
 
 
 def test_a_log_larger_than_the_budget_is_analysed_in_chunks_citing_real_events(
-    psy: Psychologist, configure
+    psy: Psychologist, configure: Configure
 ) -> None:
     configure(PSYCHOLOGIST_INPUT_TOKEN_BUDGET="3000")
     log = Log()
@@ -253,7 +253,7 @@ def test_a_log_larger_than_the_budget_is_analysed_in_chunks_citing_real_events(
 
 
 def test_the_local_host_runs_the_sweep_on_its_schedule(
-    psy: Psychologist, emulator, configure
+    psy: Psychologist, emulator: Emulator, configure: Configure
 ) -> None:
     configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
     psy.ingest(SESSION, [Log().add("dev-api", "message")])
@@ -266,7 +266,7 @@ def test_the_local_host_runs_the_sweep_on_its_schedule(
     finally:
         scheduled.scheduler.stop()
         scheduled.server.server_close()
-    stored = session.get().to_dict()
+    stored = session.get().to_dict() or {}
     assert (stored["state"], stored["cause"]) == ("closed_abnormally", "heartbeat_timeout")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import requests
 
 from shared.clients import db
+from tests.api import Configure
 from tests.research.conftest import Research
 
 RETRY_LATER = {409, 503}
@@ -42,7 +43,7 @@ def test_one_idempotency_key_sent_30_times_at_once_creates_one_run(research: Res
 
 
 def test_asks_at_once_on_30_conversations_never_pass_the_active_run_limit(
-    research: Research, configure
+    research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="3")
     research.world.gemini.stall(2.0, times=30)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from google.cloud import firestore
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import admin, wait_for
+from tests.api import Configure, admin, document, wait_for
 from tests.research.conftest import Research
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
 
-def failed_with(research: Research, code: str, **ask: object) -> dict:
+def failed_with(research: Research, code: str, **ask: Any) -> dict[str, Any]:
     asked = research.ask(**ask)
     assert asked.status_code == 202, asked.text
     body = research.settled(asked.json()["run"]["id"])
@@ -25,15 +27,17 @@ def failed_with(research: Research, code: str, **ask: object) -> dict:
     return body
 
 
-def stored_run(research: Research, run_id: str) -> dict:
-    return db().document(f"workspaces/{research.workspace}/runs/{run_id}").get().to_dict()
+def stored_run(research: Research, run_id: str) -> dict[str, Any]:
+    return document(f"workspaces/{research.workspace}/runs/{run_id}")
 
 
 def processing(research: Research, run_id: str) -> bool:
-    return stored_run(research, run_id)["status"] == "processing"
+    return bool(stored_run(research, run_id)["status"] == "processing")
 
 
-def test_not_configured_without_gemini_credentials(research: Research, configure) -> None:
+def test_not_configured_without_gemini_credentials(
+    research: Research, configure: Configure
+) -> None:
     configure(GEMINI_API_KEY=None, GOOGLE_API_KEY=None)
     body = failed_with(research, "not_configured")
     assert body["availability"]["configured"] is False
@@ -41,13 +45,13 @@ def test_not_configured_without_gemini_credentials(research: Research, configure
 
 
 def test_budget_exhausted_once_the_workspace_spent_its_tokens(
-    research: Research, configure
+    research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_WORKSPACE_TOKEN_BUDGET="150")
     research.world.gemini.answer_json(research.answer(), usage=(120, 40))
     first = research.settled(research.ask().json()["run"]["id"])
     assert first["run"]["status"] == "completed"
-    workspace = db().document(f"workspaces/{research.workspace}").get().to_dict()
+    workspace = document(f"workspaces/{research.workspace}")
     assert workspace["tokens_used"] == 160
     failed_with(research, "budget_exhausted")
     assert len(research.world.gemini.requests) == 1
@@ -107,7 +111,9 @@ def test_context_changed_when_evidence_changes_while_processing(research: Resear
     assert research.settled(run_id)["run"]["failure_code"] == "context_changed"
 
 
-def test_input_too_large_instead_of_sampling_the_evidence(research: Research, configure) -> None:
+def test_input_too_large_instead_of_sampling_the_evidence(
+    research: Research, configure: Configure
+) -> None:
     configure(RESEARCH_INPUT_TOKEN_BUDGET="100")
     failed_with(research, "input_too_large")
     assert research.world.gemini.requests == []
@@ -121,7 +127,7 @@ def test_provider_unavailable_after_bounded_retries(research: Research, status: 
 
 
 def test_provider_unavailable_when_gemini_answers_past_the_timeout(
-    research: Research, configure
+    research: Research, configure: Configure
 ) -> None:
     configure(GEMINI_TIMEOUT_MS="300", GEMINI_ATTEMPTS="2")
     research.world.gemini.stall(1.0, times=2)
@@ -205,7 +211,9 @@ def test_invalid_output_when_a_sentiment_run_labels_nothing(research: Research) 
     failed_with(research, "invalid_output", request_kind="sentiment")
 
 
-def test_conversation_full_once_the_run_limit_is_reached(research: Research, configure) -> None:
+def test_conversation_full_once_the_run_limit_is_reached(
+    research: Research, configure: Configure
+) -> None:
     configure(RESEARCH_MAX_RUNS_PER_CONVERSATION="1")
     research.world.gemini.answer_json(research.answer())
     assert research.settled(research.ask().json()["run"]["id"])["run"]["status"] == "completed"
@@ -233,14 +241,7 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
         "cancelled",
         None,
     )
-    wait_for(
-        lambda: (
-            (db().document(f"workspaces/{research.workspace}").get().to_dict() or {}).get(
-                "tokens_used"
-            )
-            == 160
-        )
-    )
+    wait_for(lambda: (document(f"workspaces/{research.workspace}") or {}).get("tokens_used") == 160)
     assert stored_run(research, run_id)["message"] is None
 
 
@@ -366,7 +367,9 @@ def test_a_completed_result_whose_asker_lost_access_reads_unavailable(research: 
     unavailable_because(research, run_id, "access_changed")
 
 
-def test_availability_reason_is_null_while_a_run_is_pending(research: Research, configure) -> None:
+def test_availability_reason_is_null_while_a_run_is_pending(
+    research: Research, configure: Configure
+) -> None:
     research.world.gemini.answer_json(research.answer(), delay_s=1.0)
     run_id = research.ask().json()["run"]["id"]
     body = research.status(run_id).json()
@@ -387,5 +390,5 @@ def test_a_conversation_stored_before_it_kept_revisions_is_checked_item_by_item(
     assert body["run"]["status"] == "completed"
     cited = next(iter(research.evidence))
     assert research.upsert([{"evidence_id": cited, "text": "Revised."}]).status_code == 200
-    assert "evidence_revisions" not in conversation.get().to_dict()
+    assert "evidence_revisions" not in (conversation.get().to_dict() or {})
     unavailable_because(research, run_id, "context_changed")

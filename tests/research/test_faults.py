@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from google.cloud import firestore
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import wait_for
+from tests.api import Configure, document, wait_for
 from tests.faults import FAULT_IDS, FAULTS, Fault
 from tests.research.conftest import Research
 
 
-def stored(research: Research, run_id: str) -> dict:
-    return db().document(f"workspaces/{research.workspace}/runs/{run_id}").get().to_dict()
+def stored(research: Research, run_id: str) -> dict[str, Any]:
+    return document(f"workspaces/{research.workspace}/runs/{run_id}")
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=FAULT_IDS)
 def test_a_provider_fault_settles_the_run_with_its_code(
-    research: Research, configure, fault: Fault
+    research: Research, configure: Configure, fault: Fault
 ) -> None:
     configure(**fault.env)
     fault.script(research.world.gemini)
@@ -45,7 +46,7 @@ def test_tokens_spent_on_a_failed_answer_are_counted(research: Research) -> None
     research.world.gemini.finish("SAFETY")
     body = research.settled(research.ask().json()["run"]["id"])
     assert body["run"]["failure_code"] == "generation_unconfirmed"
-    workspace = db().document(f"workspaces/{research.workspace}").get().to_dict()
+    workspace = document(f"workspaces/{research.workspace}")
     assert workspace["tokens_used"] == 160
 
 
@@ -79,7 +80,7 @@ def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
         "generation_unconfirmed",
     )
     assert research.status(run_id).json()["message"] is None
-    workspace = db().document(f"workspaces/{research.workspace}").get().to_dict()
+    workspace = document(f"workspaces/{research.workspace}")
     assert workspace["tokens_used"] == 160
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import time
 
+from tests.api import Configure
 from tests.research.conftest import Research
 
 
 def test_with_firestore_unreachable_a_read_answers_503_within_seconds_and_the_host_survives(
-    research: Research, configure
+    research: Research, configure: Configure
 ) -> None:
     reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
     research.world.gemini.answer_json(research.answer())

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import all_documents, redeliver, wait_for
+from tests.api import Configure, all_documents, redeliver, wait_for
 from tests.research.conftest import Research
 
 ASK = "/research-api/assistant/ask"
@@ -141,7 +141,7 @@ def test_the_same_idempotency_key_returns_the_same_run(research: Research) -> No
 
 
 def test_ask_is_rate_limited_when_the_workspace_has_too_many_active_runs(
-    research: Research, configure
+    research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="1")
     research.world.gemini.answer_json(research.answer(), delay_s=1.0)
@@ -164,8 +164,9 @@ def test_status_is_valid_against_the_contract_while_queued_and_processing(
     def observe() -> bool:
         body = research.status(run_id).json()
         assert issues_for("research/status.response", body) == []
-        seen.add(body["run"]["status"])
-        return body["run"]["status"] == "completed"
+        status: str = body["run"]["status"]
+        seen.add(status)
+        return status == "completed"
 
     wait_for(observe, interval=0.02)
     assert {"processing", "completed"} <= seen
@@ -228,7 +229,7 @@ def test_the_next_delivery_settles_a_run_whose_lease_passed(research: Research) 
     )
     document = f"workspaces/{research.workspace}/runs/{run_id}"
     assert redeliver(research.api, "research_run_worker", document) == 200
-    stored = ref.get().to_dict()
+    stored = ref.get().to_dict() or {}
     assert (stored["status"], stored["failure_code"]) == ("failed", "generation_unconfirmed")
     assert len(research.world.gemini.requests) == 1
 
