@@ -29,7 +29,7 @@ from cli import emulator as emulator_module
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
 from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
-from shared.http import request_id_of
+from shared.http import request_id_of, werkzeug_rule
 from shared.ids import new_uuid
 
 OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
@@ -44,10 +44,6 @@ _CODE_BY_STATUS = {
 SECRET_HEADER = "X-Evidencia-Local-Secret"  # noqa: S105 - a header name, not a secret
 """Private routes (the sweeps) answer only calls that carry the host's secret; trigger
 deliveries are routed under a path that holds it."""
-
-
-def _werkzeug_rule(route: str) -> str:
-    return route.replace("{", "<").replace("}", ">")
 
 
 def _http_view(entry: Entry, secret: str) -> Callable[..., Any]:
@@ -153,7 +149,7 @@ def build_app(project_id: str, in_flight: InFlight, probes: Probes, secret: str)
     for entry in http_entries():
         assert entry.route is not None
         app.add_url_rule(
-            _werkzeug_rule(entry.route),
+            werkzeug_rule(entry.route),
             endpoint=entry.name,
             view_func=_http_view(entry, secret),
             methods=ALL_METHODS,

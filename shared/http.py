@@ -18,6 +18,8 @@ from typing import Any
 
 import flask
 from werkzeug.datastructures import Headers
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map, MapAdapter, Rule
 
 from shared import auth, jsonbody, logs
 from shared.clients import db
@@ -66,13 +68,15 @@ Authorizer = Callable[[auth.Principal, Endpoint, str, dict[str, Any]], None]
 """(principal, endpoint, tenant id, path and query parameters): raise unless allowed."""
 
 
+def werkzeug_rule(route: str) -> str:
+    """A registry route (`/projects/{projectId}/...`) as a Werkzeug rule (`<projectId>`)."""
+    return _PARAM.sub(lambda m: f"<{m.group(1)}>", route)
+
+
 @cache
-def _route_regex(route: str) -> re.Pattern[str]:
-    pattern = _PARAM.sub(
-        lambda m: f"(?P<{m.group(1)}>[^/]+)",
-        re.escape(route).replace(r"\{", "{").replace(r"\}", "}"),
-    )
-    return re.compile(f"^{pattern}/?$")
+def _route_map(route: str) -> MapAdapter:
+    rule = Rule(werkzeug_rule(route), endpoint=route, strict_slashes=False)
+    return Map([rule]).bind("local")
 
 
 def path_params(route: str, path: str) -> dict[str, str] | None:
@@ -80,8 +84,11 @@ def path_params(route: str, path: str) -> dict[str, str] | None:
     function is also called at its own URL: at `/` when its route takes no parameters."""
     if path in ("", "/") and not _PARAM.search(route):
         return {}
-    match = _route_regex(route).match(path)
-    return match.groupdict() if match else None
+    try:
+        _, params = _route_map(route).match(path, method="GET")
+    except HTTPException:
+        return None
+    return {name: str(value) for name, value in params.items()}
 
 
 def request_id_of(request: flask.Request) -> str:
