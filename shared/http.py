@@ -182,7 +182,7 @@ def _prepare(
     if endpoint.body_schema is not None:
         validate(endpoint.body_schema, body)
     tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
-    principal = auth.authenticate(db(), token)
+    principal = auth.authenticate(db(), token, (endpoint.tenant_kind, tenant_id))
     authorizer(principal, endpoint, tenant_id, params)
     return Call(request_id, principal, body, params, request.headers)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 import requests
 
@@ -116,7 +118,8 @@ def test_tokens_are_stored_only_as_hashes(world: World, workspace: str) -> None:
     token, token_id = world.token("ana")
     stored = document(f"tokens/{token_id}")
     assert token not in str(stored)
-    secret = token.removeprefix(f"evd_{token_id}_")
+    secret, _, user_part = token.removeprefix(f"evd_{token_id}_").partition(".")
+    assert base64.urlsafe_b64decode(user_part + "=" * (-len(user_part) % 4)) == b"ana"
     assert len(secret) == 43
     assert secret not in str(stored)
     assert len(stored["hash"]) == 64
@@ -145,3 +148,22 @@ def test_a_warm_instance_remembers_auth_only_for_the_cache_lifetime(
     assert create(api, workspace, token).status_code == 201, "within the lifetime"
     wait_for(lambda: create(api, workspace, token).status_code == 401, timeout=5)
     assert_refused(create(api, workspace, token), 401, "unauthenticated")
+
+
+def test_a_token_whose_user_part_names_another_user_is_401(
+    api: Api, world: World, workspace: str
+) -> None:
+    world.member(workspace, "ana", "member")
+    world.member(workspace, "bob", "owner")
+    token, _ = world.token("ana")
+    forged = token.rsplit(".", 1)[0] + "." + base64.urlsafe_b64encode(b"bob").decode().rstrip("=")
+    assert_refused(create(api, workspace, forged), 401, "unauthenticated")
+    assert create(api, workspace, token).status_code == 201
+
+
+def test_a_token_made_before_tokens_named_their_user_still_works(
+    api: Api, world: World, workspace: str
+) -> None:
+    world.member(workspace, "ana", "member")
+    token, _ = world.token("ana")
+    assert create(api, workspace, token.rsplit(".", 1)[0]).status_code == 201
