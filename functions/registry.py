@@ -68,6 +68,20 @@ class Entry:
         return next(op for op in self.operations if op.method == method)
 
 
+def _sweep(api: str, summary: str) -> Entry:
+    """An API's scheduled sweep: a private HTTP function that Cloud Scheduler calls."""
+    return Entry(
+        name=f"{api}_sweep",
+        kind="http",
+        module=f"functions.{api}.sweep",
+        summary=summary,
+        tag=api,
+        route=f"/internal/{api}/sweep",
+        operations=(Operation("POST"),),
+        schedule="* * * * *",
+    )
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         name="research_conversation_create",
@@ -177,15 +191,9 @@ ENTRIES: tuple[Entry, ...] = (
             ),
         ),
     ),
-    Entry(
-        name="research_sweep",
-        kind="http",
-        module="functions.research.sweep",
-        summary="Settle runs stuck past their lease or queue deadline (Cloud Scheduler)",
-        tag="research",
-        route="/internal/research/sweep",
-        operations=(Operation("POST"),),
-        schedule="* * * * *",
+    _sweep(
+        "research",
+        "Settle runs stuck past their lease or queue deadline (Cloud Scheduler)",
     ),
     Entry(
         name="research_run_worker",
@@ -313,15 +321,9 @@ ENTRIES: tuple[Entry, ...] = (
             ),
         ),
     ),
-    Entry(
-        name="psychologist_sweep",
-        kind="http",
-        module="functions.psychologist.sweep",
-        summary="End sessions silent past the heartbeat timeout (Cloud Scheduler)",
-        tag="psychologist",
-        route="/internal/psychologist/sweep",
-        operations=(Operation("POST"),),
-        schedule="* * * * *",
+    _sweep(
+        "psychologist",
+        "End silent sessions, settle stuck analyses (Cloud Scheduler)",
     ),
     Entry(
         name="psychologist_analysis_worker",
@@ -408,15 +410,9 @@ ENTRIES: tuple[Entry, ...] = (
             ),
         ),
     ),
-    Entry(
-        name="agentconnect_sweep",
-        kind="http",
-        module="functions.agentconnect.sweep",
-        summary="Freeze evaluations stuck past their lease or queue deadline (Cloud Scheduler)",
-        tag="agentconnect",
-        route="/internal/agentconnect/sweep",
-        operations=(Operation("POST"),),
-        schedule="* * * * *",
+    _sweep(
+        "agentconnect",
+        "Freeze evaluations stuck past their lease or queue deadline (Cloud Scheduler)",
     ),
     Entry(
         name="agentconnect_evaluation_worker",

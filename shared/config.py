@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
+
+T = TypeVar("T", int, float)
+
+
+def _number(name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return parse(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be {kind}, got {raw!r}") from None
 
 
 def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    return _number(name, default, int, "an integer")
 
 
 def _float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    return _number(name, default, float, "a number")
 
 
 WORKER_TIMEOUT_S = 540

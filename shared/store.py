@@ -22,6 +22,18 @@ MAX_BACKOFF_S = 0.5
 RETRY_AFTER_UNAVAILABLE_S = 5
 
 
+def document(*path: str) -> firestore.DocumentReference:
+    """The document at `path`, given as segments (`"projects", p, "sessions", s`)."""
+    ref: firestore.DocumentReference = db().document(*path)
+    return ref
+
+
+def collection(*path: str) -> firestore.CollectionReference:
+    """The collection at `path`, given as segments."""
+    ref: firestore.CollectionReference = db().collection(*path)
+    return ref
+
+
 def _lost_to_contention(error: Exception) -> bool:
     return isinstance(error, exceptions.Aborted) or (
         isinstance(error, ValueError) and isinstance(error.__cause__, exceptions.Aborted)

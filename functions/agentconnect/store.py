@@ -12,44 +12,30 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from shared.clients import db
+from shared.store import collection, document
 
 EVALUATIONS = "evaluations"
 
 
 def agent_ref(org_id: str, agent_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        db().collection("orgs").document(org_id).collection("agents").document(agent_id)
-    )
-    return ref
+    return document("orgs", org_id, "agents", agent_id)
 
 
 def selection_ref(org_id: str, agent_id: str, version: int) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        agent_ref(org_id, agent_id).collection("selections").document(str(version))
-    )
-    return ref
+    return document("orgs", org_id, "agents", agent_id, "selections", str(version))
 
 
 def session_ref(org_id: str, agent_id: str, session_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        agent_ref(org_id, agent_id).collection("agent_sessions").document(session_id)
-    )
-    return ref
+    return document("orgs", org_id, "agents", agent_id, "agent_sessions", session_id)
 
 
 def evaluations(org_id: str, agent_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = agent_ref(org_id, agent_id).collection(EVALUATIONS)
-    return ref
+    return collection("orgs", org_id, "agents", agent_id, EVALUATIONS)
 
 
 def evaluation_ref(org_id: str, agent_id: str, seq: int) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = evaluations(org_id, agent_id).document(str(seq))
-    return ref
+    return document("orgs", org_id, "agents", agent_id, EVALUATIONS, str(seq))
 
 
 def details_ref(org_id: str, agent_id: str, seq: int) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        agent_ref(org_id, agent_id).collection("evaluation_details").document(str(seq))
-    )
-    return ref
+    return document("orgs", org_id, "agents", agent_id, "evaluation_details", str(seq))

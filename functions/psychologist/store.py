@@ -13,42 +13,31 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from shared.clients import db
+from shared.store import collection, document
 
+PROJECTS = "projects"
 ANALYSES = "analyses"
 
 
 def project_ref(project_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = db().collection("projects").document(project_id)
-    return ref
+    return document(PROJECTS, project_id)
 
 
 def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        project_ref(project_id).collection("sessions").document(session_id)
-    )
-    return ref
+    return document(PROJECTS, project_id, "sessions", session_id)
 
 
 def events(project_id: str, session_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = session_ref(project_id, session_id).collection("events")
-    return ref
+    return collection(PROJECTS, project_id, "sessions", session_id, "events")
 
 
 def event_chunks(project_id: str, session_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = session_ref(project_id, session_id).collection(
-        "event_chunks"
-    )
-    return ref
+    return collection(PROJECTS, project_id, "sessions", session_id, "event_chunks")
 
 
 def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        project_ref(project_id).collection(ANALYSES).document(analysis_id)
-    )
-    return ref
+    return document(PROJECTS, project_id, ANALYSES, analysis_id)
 
 
 def hypotheses(project_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = project_ref(project_id).collection("hypotheses")
-    return ref
+    return collection(PROJECTS, project_id, "hypotheses")

@@ -14,7 +14,7 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.field_path import FieldPath
 
-from shared.clients import db
+from shared.store import collection, document
 
 RUNS = "runs"
 
@@ -22,48 +22,35 @@ WORKSPACES = "workspaces"
 
 
 def workspace_ref(workspace_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = db().collection(WORKSPACES).document(workspace_id)
-    return ref
+    return document(WORKSPACES, workspace_id)
 
 
 def conversation_ref(workspace_id: str, conversation_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        workspace_ref(workspace_id).collection("conversations").document(conversation_id)
-    )
-    return ref
+    return document(WORKSPACES, workspace_id, "conversations", conversation_id)
 
 
 def evidence_collection(workspace_id: str, conversation_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = conversation_ref(workspace_id, conversation_id).collection(
-        "evidence"
-    )
-    return ref
+    return collection(WORKSPACES, workspace_id, "conversations", conversation_id, "evidence")
 
 
 def evidence_ref(
     workspace_id: str, conversation_id: str, evidence_id: str
 ) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = evidence_collection(workspace_id, conversation_id).document(
-        evidence_id
+    return document(
+        WORKSPACES, workspace_id, "conversations", conversation_id, "evidence", evidence_id
     )
-    return ref
 
 
 def runs(workspace_id: str) -> firestore.CollectionReference:
-    ref: firestore.CollectionReference = workspace_ref(workspace_id).collection(RUNS)
-    return ref
+    return collection(WORKSPACES, workspace_id, RUNS)
 
 
 def run_ref(workspace_id: str, run_id: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = runs(workspace_id).document(run_id)
-    return ref
+    return document(WORKSPACES, workspace_id, RUNS, run_id)
 
 
 def idempotency_ref(workspace_id: str, key_hash: str) -> firestore.DocumentReference:
-    ref: firestore.DocumentReference = (
-        workspace_ref(workspace_id).collection("idempotency").document(key_hash)
-    )
-    return ref
+    return document(WORKSPACES, workspace_id, "idempotency", key_hash)
 
 
 EVIDENCE_REVISIONS = "evidence_revisions"
