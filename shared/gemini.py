@@ -14,7 +14,6 @@ import importlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -22,6 +21,7 @@ import tenacity
 from google.genai import errors, types
 
 from shared.clients import gemini
+from shared.codes import ProviderFailure
 from shared.config import settings
 from shared.retention import utcnow
 from shared.wire import Wire, recording
@@ -30,11 +30,8 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 30.0
 
 
-class FailureKind(StrEnum):
-    NOT_CONFIGURED = "not_configured"
-    PROVIDER_UNAVAILABLE = "provider_unavailable"
-    GENERATION_UNCONFIRMED = "generation_unconfirmed"
-    INVALID_OUTPUT = "invalid_output"
+FailureKind = ProviderFailure
+"""Why Gemini gave no usable answer (the codes every API shares)."""
 
 
 class GeminiError(Exception):

@@ -27,6 +27,7 @@ from google.cloud.firestore_v1 import FieldFilter
 
 from shared import logs
 from shared.clients import db
+from shared.codes import ProviderFailure
 from shared.config import settings
 from shared.events import DocumentEvent, EventDecodeError, decode_document_event
 from shared.ids import new_ulid
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 Job = dict[str, Any]
 Result = TypeVar("Result")
 
-UNCONFIRMED = "generation_unconfirmed"
+UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED
 LEASE_MARGIN_S = 5.0
 """Time kept between the end of the last Gemini call and the end of the lease, to settle."""
 

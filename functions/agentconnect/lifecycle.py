@@ -9,6 +9,7 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.agentconnect import store
+from functions.agentconnect.documents import EvaluationStatus
 from functions.agentconnect.views import stuck_summary
 from shared.config import settings
 from shared.jobs import Lifecycle
@@ -22,8 +23,8 @@ def _end_stuck(
 
 LIFECYCLE = Lifecycle(
     collection=store.EVALUATIONS,
-    waiting="pending",
-    running="evaluating",
+    waiting=EvaluationStatus.PENDING,
+    running=EvaluationStatus.EVALUATING,
     lease=lambda: timedelta(seconds=settings().agentconnect_lease_seconds),
     end_stuck=_end_stuck,
 )

@@ -10,6 +10,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.agentconnect import store
+from functions.agentconnect.documents import EvaluationStatus
 from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import (
@@ -136,7 +137,7 @@ def start_session(call: Call) -> Reply:
             {
                 "seq": seq,
                 "sessionId": session_id,
-                "status": "pending",
+                "status": EvaluationStatus.PENDING,
                 "created_at": now,
                 "fallback": fallback,
             },
@@ -165,7 +166,7 @@ def get_evaluation(call: Call) -> Reply:
     _own_session_only(call, summary["sessionId"])
     if stuck(summary):
         return Reply(evaluation_view(stuck_summary(summary), None))
-    if summary["status"] != "frozen":
+    if summary["status"] != EvaluationStatus.FROZEN:
         raise ApiError(
             ErrorCode.CONFLICT,
             f"Evaluation {seq} is not frozen yet; retry after {NOT_READY_RETRY_S} s.",
@@ -180,7 +181,7 @@ def list_evaluations(call: Call) -> Reply:
     limit = call.params.get("limit", 20)
     query = (
         store.evaluations(org_id, agent_id)
-        .where(filter=FieldFilter("status", "==", "frozen"))
+        .where(filter=FieldFilter("status", "==", EvaluationStatus.FROZEN))
         .order_by("seq", direction=firestore.Query.DESCENDING)
     )
     if "pageToken" in call.params:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from functions.agentconnect.documents import EvaluationStatus, Outcome
 from shared import jobs
 from shared.config import settings
 from shared.retention import is_expired, iso, utcnow
@@ -78,14 +79,20 @@ def fallback_of(selection: dict[str, Any]) -> dict[str, Any]:
 
 def stuck(evaluation: dict[str, Any], now: datetime | None = None) -> bool:
     """An evaluation pending past its queue deadline, or evaluating past its lease."""
-    return jobs.stuck(evaluation, "pending", "evaluating", now or utcnow())
+    return jobs.stuck(
+        evaluation, EvaluationStatus.PENDING, EvaluationStatus.EVALUATING, now or utcnow()
+    )
 
 
 def stuck_summary(evaluation: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     """The frozen summary of an evaluation that no worker finished in time: the default
     target, and an outcome that says why. Reads show it at once; the sweep or the next
     delivery stores it."""
-    waited = "was never taken up" if evaluation["status"] == "pending" else "did not finish"
+    waited = (
+        "was never taken up"
+        if evaluation["status"] == EvaluationStatus.PENDING
+        else "did not finish"
+    )
     reason = f"the evaluation {waited} in time; fell back to the default target"
     return fallback_summary(evaluation, reason, now)
 
@@ -94,13 +101,13 @@ def fallback_summary(
     evaluation: dict[str, Any], reason: str, now: datetime | None = None
 ) -> dict[str, Any]:
     """A frozen summary that applies the default target, for `reason`."""
-    fallback = evaluation["fallback"]
+    fallback = evaluation[Outcome.FALLBACK]
     return {
         "seq": evaluation["seq"],
         "at": now or utcnow(),
         "sessionId": evaluation["sessionId"],
         "decisionId": fallback["decisionId"],
-        "outcome": "fallback",
+        "outcome": Outcome.FALLBACK,
         "reason": reason,
         "target": fallback["target"],
         "answer": None,
@@ -108,6 +115,6 @@ def fallback_summary(
         "actualModel": None,
         "latencyMs": 0.0,
         "usage": {"inputTokens": 0, "outputTokens": 0},
-        "status": "frozen",
+        "status": EvaluationStatus.FROZEN,
         "details_expires_at": evaluation["created_at"],
     }

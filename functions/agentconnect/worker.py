@@ -17,6 +17,7 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.agentconnect import store
+from functions.agentconnect.documents import EvaluationStatus, Outcome, StepStatus
 from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.selection import (
@@ -31,7 +32,7 @@ from functions.agentconnect.views import fallback_summary, stuck_summary
 from shared import jobs, logs
 from shared.config import settings
 from shared.events import DocumentEvent
-from shared.gemini import GeminiError, Usage, generate_json, model_schema
+from shared.gemini import FailureKind, GeminiError, Usage, generate_json, model_schema
 from shared.jobs import Claim, JobGoneError, Snapshots
 from shared.prompts import fenced
 from shared.retention import utcnow
@@ -143,7 +144,9 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
         )
     except GeminiError as error:
         elapsed = (time.perf_counter() - started) * 1000
-        status = "invalid" if error.kind.value == "invalid_output" else "failed"
+        status = (
+            StepStatus.INVALID if error.kind == FailureKind.INVALID_OUTPUT else StepStatus.FAILED
+        )
         return StepResult(
             step,
             status,
@@ -161,7 +164,7 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
     if answer is None:
         return StepResult(
             step,
-            "invalid",
+            StepStatus.INVALID,
             None,
             model,
             reply.usage,
@@ -176,7 +179,7 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
         answer["probability"], source = measured, "logprobs"
     return StepResult(
         step,
-        "answered",
+        StepStatus.ANSWERED,
         answer,
         model,
         reply.usage,
@@ -198,12 +201,12 @@ def decide(
         if result.answer is None:
             why = (
                 f"failed ({result.detail})"
-                if result.status == "failed"
+                if result.status == StepStatus.FAILED
                 else "answered outside the question's options (its answer is in the step's "
                 "rawResponse)"
             )
             reason = f"step {step.step_id} {why}; fell back to the default target"
-            return Decision("fallback", reason, dict(default), result, results)
+            return Decision(Outcome.FALLBACK, reason, dict(default), result, results)
         for index, rule in enumerate(step.rules, start=1):
             if holds(rule["when"], result.answer):
                 result.condition = rule["when"]
@@ -213,9 +216,9 @@ def decide(
                     f"{key} with probability {result.answer['probability']:.4f} "
                     f">= {rule['when']['thresholds'][key]}"
                 )
-                return Decision("selected", reason, target_of(rule, default), result, results)
+                return Decision(Outcome.SELECTED, reason, target_of(rule, default), result, results)
     reason = f"no rule held at any of the {len(results)} steps; the default target applies"
-    return Decision("defaulted", reason, dict(default), results[-1], results)
+    return Decision(Outcome.DEFAULTED, reason, dict(default), results[-1], results)
 
 
 def _usage(usage: Usage) -> dict[str, int]:
@@ -265,7 +268,7 @@ def records(
         "actualModel": deciding.model if answered and deciding else None,
         "latencyMs": round(sum(r.latency_ms for r in decision.results), 3),
         "usage": _usage(total),
-        "status": "frozen",
+        "status": EvaluationStatus.FROZEN,
         "details_expires_at": details_expire,
     }
     full_answer = None
@@ -322,7 +325,7 @@ def freeze(claimed: Claim, summary: dict[str, Any], details: dict[str, Any] | No
         held: bool,
         _snapshots: Snapshots,
     ) -> bool:
-        if current is None or current["status"] != "evaluating":
+        if current is None or current["status"] != EvaluationStatus.EVALUATING:
             return False
         if not held:
             transaction.set(claimed.ref, stuck_summary(current))
@@ -332,7 +335,7 @@ def freeze(claimed: Claim, summary: dict[str, Any], details: dict[str, Any] | No
             transaction.set(details_ref, details)
         return True
 
-    return jobs.settle(claimed, "evaluating", write)
+    return jobs.settle(claimed, EvaluationStatus.EVALUATING, write)
 
 
 def _evaluate(claimed: Claim, session: dict[str, Any], session_id: str) -> Frozen:
@@ -368,7 +371,7 @@ def process(event: DocumentEvent) -> None:
     def failed(code: str, error: GeminiError | None) -> Frozen:
         cause = error.detail if error is not None else "the worker failed unexpectedly"
         reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
-        return Frozen("fallback", 0, fallback_summary(claimed.job, reason), None)
+        return Frozen(Outcome.FALLBACK, 0, fallback_summary(claimed.job, reason), None)
 
     frozen = jobs.run(claimed, lambda job: _evaluate(job, session, session_id), failed)
     stored = freeze(claimed, frozen.summary, frozen.details)

@@ -8,13 +8,19 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.psychologist import store
+from functions.psychologist.documents import AnalysisStatus
 from shared.config import settings
 from shared.jobs import UNCONFIRMED, Lifecycle
 from shared.retention import utcnow
 
 
 def failed(code: str) -> dict[str, Any]:
-    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
+    return {
+        "status": AnalysisStatus.FAILED,
+        "failure_code": code,
+        "lease_until": None,
+        "finished_at": utcnow(),
+    }
 
 
 def _end_stuck(
@@ -25,8 +31,8 @@ def _end_stuck(
 
 LIFECYCLE = Lifecycle(
     collection=store.ANALYSES,
-    waiting="queued",
-    running="processing",
+    waiting=AnalysisStatus.QUEUED,
+    running=AnalysisStatus.PROCESSING,
     lease=lambda: timedelta(seconds=settings().psychologist_lease_seconds),
     end_stuck=_end_stuck,
 )

@@ -13,6 +13,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.psychologist import store
+from functions.psychologist.documents import AnalysisStatus, SessionState
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.views import analysis_view, decider, hypothesis_view, session_view
 from shared import jobs, logs
@@ -91,7 +92,7 @@ def ingest_events(call: Call) -> Reply:
         refs = [session, *event_refs.values()]
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
         current = snapshots[session.path].to_dict() if snapshots[session.path].exists else None
-        if current is not None and current["state"] != "open":
+        if current is not None and current["state"] != SessionState.OPEN:
             raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
         now = utcnow()
         fresh: list[dict[str, Any]] = []
@@ -136,7 +137,12 @@ def _track_session(
     if not fresh and current is not None:
         return
     times = [parse_instant(event["at"]) for event in fresh]
-    known = current or {"state": "open", "agents": [], "event_count": 0, "created_at": now}
+    known = current or {
+        "state": SessionState.OPEN,
+        "agents": [],
+        "event_count": 0,
+        "created_at": now,
+    }
     first, last = known.get("first_event_at"), known.get("last_event_at")
     transaction.set(
         session,
@@ -160,7 +166,7 @@ def _new_analysis(
         "id": analysis_id,
         "project_id": project_id,
         "session_id": session_id,
-        "status": "queued",
+        "status": AnalysisStatus.QUEUED,
         "failure_code": None,
         "trigger": trigger,
         "requested_by": requested_by,
@@ -187,7 +193,7 @@ def close_session(
         "ended_at": utcnow(),
         "analysis_id": None,
     }
-    if state == "closed_abnormally":
+    if state == SessionState.CLOSED_ABNORMALLY:
         analysis_id, analysis = _new_analysis(project_id, session_id, "abnormal_end", None)
         transaction.create(store.analysis_ref(project_id, analysis_id), analysis)
         changes["analysis_id"] = analysis_id
@@ -198,7 +204,7 @@ def close_session(
 def end_session(call: Call) -> Reply:
     project_id, session_id = call.params["projectId"], call.params["sessionId"]
     state, cause = call.body["state"], call.body.get("cause")
-    if state == "closed_abnormally" and cause is None:
+    if state == SessionState.CLOSED_ABNORMALLY and cause is None:
         cause = "reported_abnormal"
     session = store.session_ref(project_id, session_id)
 
@@ -207,7 +213,7 @@ def end_session(call: Call) -> Reply:
         if not snapshot.exists:
             raise not_found("The session")
         current = snapshot.to_dict() or {}
-        if current["state"] != "open":
+        if current["state"] != SessionState.OPEN:
             raise conflict(f"The session has already ended ({current['state']}).")
         return close_session(transaction, project_id, session_id, state, cause, current)
 
@@ -223,7 +229,7 @@ def sweep(request_id: str) -> Reply:
     stale = (
         db()
         .collection_group("sessions")
-        .where(filter=FieldFilter("state", "==", "open"))
+        .where(filter=FieldFilter("state", "==", SessionState.OPEN))
         .where(filter=FieldFilter("last_seen_at", "<", cutoff))
         .limit(SWEEP_BATCH)
     )
@@ -247,10 +253,19 @@ def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime)
 
     def apply(transaction: firestore.Transaction) -> bool:
         current = session.get(transaction=transaction).to_dict()
-        if current is None or current["state"] != "open" or current["last_seen_at"] >= cutoff:
+        if (
+            current is None
+            or current["state"] != SessionState.OPEN
+            or current["last_seen_at"] >= cutoff
+        ):
             return False
         close_session(
-            transaction, project_id, session.id, "closed_abnormally", "heartbeat_timeout", current
+            transaction,
+            project_id,
+            session.id,
+            SessionState.CLOSED_ABNORMALLY,
+            "heartbeat_timeout",
+            current,
         )
         return True
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from functions.psychologist.documents import SessionState
+
 REOPENS_TO_SIGNAL = 2
 REPEATED_ERRORS_TO_SIGNAL = 3
 EVENTS_BEFORE_END = 5
@@ -63,7 +65,7 @@ def repeated_tool_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def last_events_before_abnormal_end(
     events: list[dict[str, Any]], session: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    if session.get("state") != "closed_abnormally" or not events:
+    if session.get("state") != SessionState.CLOSED_ABNORMALLY or not events:
         return []
     tail = events[-EVENTS_BEFORE_END:]
     agents = sorted({event["agent"] for event in tail})

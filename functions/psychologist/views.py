@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
+from functions.psychologist.documents import AnalysisStatus
 from shared import jobs
 from shared.auth import Principal
 from shared.jobs import UNCONFIRMED
@@ -71,8 +72,8 @@ def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict
 def analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
     """An analysis processing past its lease, or queued past its queue deadline, failed
     unconfirmed, as a reader must see it (the sweep or the next delivery stores that)."""
-    if jobs.stuck(data, "queued", "processing", utcnow()):
-        return "failed", UNCONFIRMED
+    if jobs.stuck(data, AnalysisStatus.QUEUED, AnalysisStatus.PROCESSING, utcnow()):
+        return AnalysisStatus.FAILED, UNCONFIRMED
     return data["status"], data.get("failure_code")
 
 

@@ -19,6 +19,12 @@ from google.cloud import firestore
 
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
+from functions.psychologist.documents import (
+    AnalysisFailure,
+    AnalysisStatus,
+    HypothesisStatus,
+    SessionState,
+)
 from functions.psychologist.lifecycle import LIFECYCLE, failed
 from functions.psychologist.prompts import (
     SYSTEM,
@@ -119,7 +125,7 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[dict[str
                 "reasons": problems[:20],
             }
         )
-        raise AnalysisFailedError("invalid_output")
+        raise AnalysisFailedError(AnalysisFailure.INVALID_OUTPUT)
     hypotheses: list[dict[str, Any]] = reply.data["hypotheses"]
     return hypotheses
 
@@ -157,22 +163,22 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     outcome.event_count = len(events)
     outcome.session = session
     if not events:
-        outcome.failure = "session_empty"
+        outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
     if not settings().gemini_configured:
-        outcome.failure = "not_configured"
+        outcome.failure = AnalysisFailure.NOT_CONFIGURED
         return outcome
     facts = SessionFacts(
         agent_by_event={event["id"]: event["agent"] for event in events},
         agents=frozenset(event["agent"] for event in events),
-        ended_abnormally=session.get("state") == "closed_abnormally",
+        ended_abnormally=session.get("state") == SessionState.CLOSED_ABNORMALLY,
     )
     try:
         calls = analysis_calls(
             session, outcome.signals, events, settings().psychologist_input_token_budget
         )
     except InputTooLargeError:
-        outcome.failure = "input_too_large"
+        outcome.failure = AnalysisFailure.INPUT_TOO_LARGE
         return outcome
     outcome.chunk_count = len(calls)
     try:
@@ -221,7 +227,7 @@ def _stored_hypothesis(
             "estadoDaSessao": session.get("state"),
             "analise": termination["analise"],
         },
-        "status": "proposed",
+        "status": HypothesisStatus.PROPOSED,
         "decidedBy": None,
         "decidedAt": None,
         "createdAt": now,
@@ -245,7 +251,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         held: bool,
         _snapshots: Snapshots,
     ) -> str:
-        if current is None or current["status"] != "processing":
+        if current is None or current["status"] != AnalysisStatus.PROCESSING:
             return current["status"] if current else "missing"
         common = {
             "signals": outcome.signals,
@@ -258,7 +264,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         failure = outcome.failure if held else UNCONFIRMED
         if failure:
             transaction.update(claimed.ref, {**common, **failed(failure), "hypothesis_ids": []})
-            return "failed"
+            return AnalysisStatus.FAILED
         for hypothesis in stored:
             transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)
         transaction.update(
@@ -266,14 +272,14 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
             {
                 **common,
                 "hypothesis_ids": [h["id"] for h in stored],
-                "status": "completed",
+                "status": AnalysisStatus.COMPLETED,
                 "lease_until": None,
                 "finished_at": utcnow(),
             },
         )
-        return "completed"
+        return AnalysisStatus.COMPLETED
 
-    return jobs.settle(claimed, "processing", write)
+    return jobs.settle(claimed, AnalysisStatus.PROCESSING, write)
 
 
 def process(event: DocumentEvent) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.research import store
+from functions.research.documents import RunStatus
 from functions.research.views import effective_state
 from shared.config import settings
 from shared.jobs import UNCONFIRMED, Lifecycle
@@ -15,7 +16,12 @@ from shared.retention import utcnow
 
 
 def failed(code: str) -> dict[str, Any]:
-    return {"status": "failed", "failure_code": code, "lease_until": None, "finished_at": utcnow()}
+    return {
+        "status": RunStatus.FAILED,
+        "failure_code": code,
+        "lease_until": None,
+        "finished_at": utcnow(),
+    }
 
 
 def end(
@@ -32,8 +38,8 @@ def end(
 
 LIFECYCLE = Lifecycle(
     collection=store.RUNS,
-    waiting="queued",
-    running="processing",
+    waiting=RunStatus.QUEUED,
+    running=RunStatus.PROCESSING,
     lease=lambda: timedelta(seconds=settings().research_lease_seconds),
     end_stuck=end,
 )

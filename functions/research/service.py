@@ -12,6 +12,7 @@ from google.cloud import firestore
 from functions.research import store
 from functions.research.access import asker_grant, still_granted
 from functions.research.citations import references
+from functions.research.documents import FailureCode, RunStatus
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
 from shared import jobs, logs
@@ -169,9 +170,9 @@ def _refusal(conversation: dict[str, Any], tokens_used: int) -> str | None:
     """Why a new run fails at once: its conversation is full, or the budget is spent."""
     config = settings()
     if conversation["run_count"] >= config.research_max_runs_per_conversation:
-        return "conversation_full"
+        return FailureCode.CONVERSATION_FULL
     if tokens_used >= config.research_workspace_token_budget:
-        return "budget_exhausted"
+        return FailureCode.BUDGET_EXHAUSTED
     return None
 
 
@@ -186,7 +187,7 @@ def _new_run(call: Call, conversation: dict[str, Any], tokens_used: int) -> dict
         "generation": conversation["run_count"] + 1,
         "request_kind": call.body["request_kind"],
         "question": call.body.get("question"),
-        "status": "queued" if refusal is None else "failed",
+        "status": RunStatus.QUEUED if refusal is None else RunStatus.FAILED,
         "failure_code": refusal,
         "created_at": now,
         "expires_at": expires_at(now, config.retention_hours),
@@ -266,7 +267,7 @@ def ask(call: Call) -> Reply:
         run_id = new_uuid()
         run = _new_run(call, current, counters.get("tokens_used", 0))
         slots: dict[str, Any] = dict.fromkeys(stale, firestore.DELETE_FIELD)
-        if run["status"] == "queued":
+        if run["status"] == RunStatus.QUEUED:
             if active >= config.research_max_active_runs_per_workspace:
                 raise _rate_limited()
             slots[run_id] = jobs.queue_deadline(run) + timedelta(
@@ -306,7 +307,7 @@ def status(call: Call) -> Reply:
     holder = snapshots[conversation.path]
     current = holder.to_dict() if holder.exists else None
     revision = (current or {}).get("revision") or run["conversation_revision"]
-    lost = _why_not_current(run, current) if run["status"] == "completed" else None
+    lost = _why_not_current(run, current) if run["status"] == RunStatus.COMPLETED else None
     return Reply(status_view(run_ref.id, run, revision, lost))
 
 
@@ -317,13 +318,13 @@ def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -
     The conversation document keeps every item's revision, so the sources need no read of
     their own; the asker's token and membership are read once per AUTH_CACHE_SECONDS."""
     if not still_granted(db(), asker_grant(run)):
-        return "access_changed"
+        return FailureCode.ACCESS_CHANGED
     cited = [ref for _, ref in references(run["message"]["answer"])]
     held = _evidence_revisions(run, conversation, {ref["evidence_id"] for ref in cited})
     if any(ref["evidence_id"] not in held for ref in cited):
-        return "source_unavailable"
+        return FailureCode.SOURCE_UNAVAILABLE
     if any(held[ref["evidence_id"]] != ref["revision"] for ref in cited):
-        return "context_changed"
+        return FailureCode.CONTEXT_CHANGED
     return None
 
 
@@ -347,11 +348,15 @@ def cancel(call: Call) -> Reply:
     def apply(transaction: firestore.Transaction) -> dict[str, Any]:
         run = _run_in_conversation(call, run_ref.get(transaction=transaction))
         shown = run_view(run_ref.id, run)
-        if shown["status"] == "cancelled":
+        if shown["status"] == RunStatus.CANCELLED:
             return run
         if shown["status"] in TERMINAL:
             raise conflict(f"The run is already {shown['status']} and cannot be cancelled.")
-        changes = {"status": "cancelled", "failure_code": "cancelled", "cancelled_at": utcnow()}
+        changes = {
+            "status": RunStatus.CANCELLED,
+            "failure_code": FailureCode.CANCELLED,
+            "cancelled_at": utcnow(),
+        }
         transaction.update(run_ref, changes)
         store.update_workspace(transaction, call.body["workspace_id"], release=run_ref.id)
         return {**run, **changes}

@@ -5,14 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from functions.research.documents import FailureCode, RunStatus
 from shared import jobs
 from shared.config import settings
 from shared.jobs import UNCONFIRMED
 from shared.retention import iso, utcnow
 
 PROCESSOR = "Google Gemini"
-TERMINAL = frozenset({"completed", "failed", "cancelled", "expired"})
-PENDING_OR_AVAILABLE = frozenset({"queued", "processing", "completed"})
+TERMINAL = frozenset(
+    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.EXPIRED}
+)
+PENDING_OR_AVAILABLE = frozenset({RunStatus.QUEUED, RunStatus.PROCESSING, RunStatus.COMPLETED})
 
 
 def conversation_view(conversation_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -35,9 +38,9 @@ def effective_state(data: dict[str, Any], now: datetime | None = None) -> tuple[
     """
     now = now or utcnow()
     if data["expires_at"] <= now:
-        return "expired", "expired"
-    if jobs.stuck(data, "queued", "processing", now):
-        return "failed", UNCONFIRMED
+        return RunStatus.EXPIRED, FailureCode.EXPIRED
+    if jobs.stuck(data, RunStatus.QUEUED, RunStatus.PROCESSING, now):
+        return RunStatus.FAILED, UNCONFIRMED
     return data["status"], data.get("failure_code")
 
 
@@ -62,7 +65,7 @@ def run_view(run_id: str, data: dict[str, Any], now: datetime | None = None) -> 
 
 def message_view(data: dict[str, Any], status: str) -> dict[str, Any] | None:
     message = data.get("message")
-    if status != "completed" or not message:
+    if status != RunStatus.COMPLETED or not message:
         return None
     return {
         "id": message["id"],
@@ -91,8 +94,8 @@ def status_view(
     """The contract's status body. `lost` is why a completed result is no longer current
     (its cited sources or its asker's authority changed): it reads `unavailable`."""
     view = run_view(run_id, run)
-    if lost is not None and view["status"] == "completed":
-        view |= {"status": "unavailable", "failure_code": lost}
+    if lost is not None and view["status"] == RunStatus.COMPLETED:
+        view |= {"status": RunStatus.UNAVAILABLE, "failure_code": lost}
     return {
         "run": view,
         "message": message_view(run, view["status"]),

@@ -18,6 +18,7 @@ from functions.research import lifecycle, store
 from functions.research.access import asker_grant
 from functions.research.checks import gemini_answer_schema, rejections
 from functions.research.citations import cited_ids
+from functions.research.documents import FailureCode, RunStatus
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
 from shared import jobs, logs
@@ -52,7 +53,7 @@ def claim(workspace_id: str, run_id: str) -> Claim | None:
         conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
         conversation = conversation_ref.get(transaction=transaction).to_dict()
         if conversation is None or is_expired(conversation):
-            lifecycle.end(transaction, run_ref, run, "source_unavailable")
+            lifecycle.end(transaction, run_ref, run, FailureCode.SOURCE_UNAVAILABLE)
             return None
         return {
             "conversation_revision": conversation["revision"],
@@ -69,10 +70,10 @@ def _preflight(run: dict[str, Any]) -> str | None:
     workspace = store.workspace_ref(run["workspace_id"])
     snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), workspace])}
     if not grant.holds(snapshots, client):
-        return "access_changed"
+        return FailureCode.ACCESS_CHANGED
     used = (snapshots[workspace.path].to_dict() or {}).get("tokens_used", 0)
     if used >= settings().research_workspace_token_budget:
-        return "budget_exhausted"
+        return FailureCode.BUDGET_EXHAUSTED
     return None
 
 
@@ -87,18 +88,18 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     run = claimed.job
     config = settings()
     if not config.gemini_configured:
-        outcome.failure = "not_configured"
+        outcome.failure = FailureCode.NOT_CONFIGURED
         return outcome
     outcome.failure = _preflight(run)
     if outcome.failure:
         return outcome
     evidence = _evidence(run)
     if not evidence:
-        outcome.failure = "source_unavailable"
+        outcome.failure = FailureCode.SOURCE_UNAVAILABLE
         return outcome
     prompt = build_prompt(run["request_kind"], run.get("question"), evidence)
     if estimate_tokens(prompt.system + prompt.text) > config.research_input_token_budget:
-        outcome.failure = "input_too_large"
+        outcome.failure = FailureCode.INPUT_TOO_LARGE
         return outcome
     reply = generate_json(
         system=prompt.system,
@@ -110,7 +111,7 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     outcome.usage, outcome.model_version = reply.usage, reply.model_version
     outcome.rejected = rejections(reply.data, run["request_kind"], prompt.cited_revisions)
     if outcome.rejected:
-        outcome.failure = "invalid_output"
+        outcome.failure = FailureCode.INVALID_OUTPUT
     else:
         outcome.answer = reply.data
     return outcome
@@ -125,15 +126,15 @@ def _settlement(
     """The failure code that must replace a good answer at completion, if any."""
     client = db()
     if not asker_grant(run).holds(snapshots, client):
-        return "access_changed"
+        return FailureCode.ACCESS_CHANGED
     if any(not snapshots[ref.path].exists for ref in cited):
-        return "source_unavailable"
+        return FailureCode.SOURCE_UNAVAILABLE
     conversation = snapshots[conversation_path]
     if (
         not conversation.exists
         or (conversation.to_dict() or {})["revision"] != run["conversation_revision"]
     ):
-        return "context_changed"
+        return FailureCode.CONTEXT_CHANGED
     return None
 
 
@@ -153,7 +154,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         held: bool,
         snapshots: Snapshots,
     ) -> str:
-        running = current is not None and current["status"] == "processing"
+        running = current is not None and current["status"] == RunStatus.PROCESSING
         store.update_workspace(
             transaction,
             workspace_id,
@@ -173,13 +174,13 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         if not held:
             _, shown = effective_state(current)
             transaction.update(claimed.ref, {**common, **lifecycle.failed(shown or UNCONFIRMED)})
-            return "failed"
-        failure = "expired" if is_expired(current) else outcome.failure
+            return RunStatus.FAILED
+        failure = FailureCode.EXPIRED if is_expired(current) else outcome.failure
         if failure is None:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
         if failure is not None:
             transaction.update(claimed.ref, {**common, **lifecycle.failed(failure)})
-            return "failed"
+            return RunStatus.FAILED
         message = {
             "id": new_uuid(),
             "run_id": run_id,
@@ -191,15 +192,17 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
             claimed.ref,
             {
                 **common,
-                "status": "completed",
+                "status": RunStatus.COMPLETED,
                 "lease_until": None,
                 "finished_at": utcnow(),
                 "message": message,
             },
         )
-        return "completed"
+        return RunStatus.COMPLETED
 
-    return jobs.settle(claimed, "processing", write, [conversation_ref, *grant_refs, *cited])
+    return jobs.settle(
+        claimed, RunStatus.PROCESSING, write, [conversation_ref, *grant_refs, *cited]
+    )
 
 
 def process(event: DocumentEvent) -> None:

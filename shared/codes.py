@@ -1,0 +1,12 @@
+"""Codes every API shares: why a call to Gemini gave no usable answer."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ProviderFailure(StrEnum):
+    NOT_CONFIGURED = "not_configured"
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
+    GENERATION_UNCONFIRMED = "generation_unconfirmed"
+    INVALID_OUTPUT = "invalid_output"
