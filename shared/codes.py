@@ -5,6 +5,11 @@ from __future__ import annotations
 from enum import StrEnum
 
 
+class JobStatus(StrEnum):
+    FAILED = "failed"
+    """A settled job that has no result: the one status every API's jobs share."""
+
+
 class ProviderFailure(StrEnum):
     NOT_CONFIGURED = "not_configured"
     PROVIDER_UNAVAILABLE = "provider_unavailable"

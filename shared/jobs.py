@@ -27,7 +27,7 @@ from google.cloud.firestore_v1 import FieldFilter
 
 from shared import logs
 from shared.clients import db
-from shared.codes import ProviderFailure
+from shared.codes import JobStatus, ProviderFailure
 from shared.config import settings
 from shared.events import DocumentEvent, EventDecodeError, decode_document_event
 from shared.ids import new_ulid
@@ -47,6 +47,16 @@ LEASE_MARGIN_S = 5.0
 
 class JobGoneError(LookupError):
     """The job's document does not exist: its event can never succeed."""
+
+
+def failed(code: str) -> dict[str, Any]:
+    """The changes that settle a job as failed with `code`."""
+    return {
+        "status": JobStatus.FAILED,
+        "failure_code": code,
+        "lease_until": None,
+        "finished_at": utcnow(),
+    }
 
 
 def queue_deadline(job: Job) -> datetime:

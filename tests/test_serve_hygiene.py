@@ -68,24 +68,23 @@ def serving(port: int, env: dict[str, str]) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def admin_json(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def evidencia(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`evidencia ARGS` run to its end, as an operator would."""
     return subprocess.run(
-        [str(EVIDENCIA), "admin", *args], env=env, capture_output=True, text=True, check=False
+        [str(EVIDENCIA), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
 def test_serve_on_a_busy_port_fails_at_once_and_starts_no_emulator(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
-        result = subprocess.run(
-            [str(EVIDENCIA), "serve", "--port", str(port)],
-            cwd=ROOT,
-            env=environment(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = evidencia(environment(tmp_path), "serve", "--port", str(port))
     assert result.returncode == 1
     assert f"Port {port} cannot be used" in result.stderr
     assert processes_naming(f"--functions_emulator=127.0.0.1:{port}") == []
@@ -103,11 +102,11 @@ def test_two_hosts_side_by_side_keep_their_own_emulator_and_state(tmp_path: Path
         }
         assert states[first_port]["firestore_emulator_host"] == first
         assert states[second_port]["firestore_emulator_host"] == second
-        ambiguous = admin_json(env, "tenant", "create", "--kind", "org", "--json")
+        ambiguous = evidencia(env, "admin", "tenant", "create", "--kind", "org", "--json")
         assert ambiguous.returncode == 1
         assert "say which with --port" in ambiguous.stderr
-        created = admin_json(
-            env, "--port", str(second_port), "tenant", "create", "--kind", "org", "--json"
+        created = evidencia(
+            env, "admin", "--port", str(second_port), "tenant", "create", "--kind", "org", "--json"
         )
         assert created.returncode == 0, created.stderr
         org = json.loads(created.stdout)["id"]
@@ -122,15 +121,7 @@ def test_serve_refuses_an_emulator_that_does_not_deliver_its_triggers(
     tmp_path: Path, emulator: Emulator
 ) -> None:
     port = free_port()
-    result = subprocess.run(
-        [str(EVIDENCIA), "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=environment(tmp_path, emulator.host),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = evidencia(environment(tmp_path, emulator.host), "serve", "--port", str(port))
     assert result.returncode == 1
     assert "does not deliver trigger events" in result.stderr
     assert f"--functions_emulator=127.0.0.1:{port}" in result.stderr
@@ -140,16 +131,7 @@ def test_serve_refuses_an_emulator_that_does_not_deliver_its_triggers(
 def test_doctor_reports_an_emulator_that_does_not_deliver_triggers(
     tmp_path: Path, emulator: Emulator
 ) -> None:
-    port = free_port()
-    result = subprocess.run(
-        [str(EVIDENCIA), "doctor", "--port", str(port)],
-        cwd=ROOT,
-        env=environment(tmp_path, emulator.host),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = evidencia(environment(tmp_path, emulator.host), "doctor", "--port", str(free_port()))
     assert result.returncode == 1
     assert "does not deliver trigger events" in result.stderr
 

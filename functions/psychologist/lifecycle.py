@@ -10,17 +10,7 @@ from google.cloud import firestore
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisStatus
 from shared.config import settings
-from shared.jobs import UNCONFIRMED, Lifecycle
-from shared.retention import utcnow
-
-
-def failed(code: str) -> dict[str, Any]:
-    return {
-        "status": AnalysisStatus.FAILED,
-        "failure_code": code,
-        "lease_until": None,
-        "finished_at": utcnow(),
-    }
+from shared.jobs import UNCONFIRMED, Lifecycle, failed
 
 
 def _end_stuck(

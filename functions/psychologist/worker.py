@@ -25,7 +25,7 @@ from functions.psychologist.documents import (
     HypothesisStatus,
     SessionState,
 )
-from functions.psychologist.lifecycle import LIFECYCLE, failed
+from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
     SYSTEM,
     InputTooLargeError,
@@ -263,7 +263,9 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         }
         failure = outcome.failure if held else UNCONFIRMED
         if failure:
-            transaction.update(claimed.ref, {**common, **failed(failure), "hypothesis_ids": []})
+            transaction.update(
+                claimed.ref, {**common, **jobs.failed(failure), "hypothesis_ids": []}
+            )
             return AnalysisStatus.FAILED
         for hypothesis in stored:
             transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)

@@ -11,17 +11,7 @@ from functions.research import store
 from functions.research.documents import RunStatus
 from functions.research.views import effective_state
 from shared.config import settings
-from shared.jobs import UNCONFIRMED, Lifecycle
-from shared.retention import utcnow
-
-
-def failed(code: str) -> dict[str, Any]:
-    return {
-        "status": RunStatus.FAILED,
-        "failure_code": code,
-        "lease_until": None,
-        "finished_at": utcnow(),
-    }
+from shared.jobs import UNCONFIRMED, Lifecycle, failed
 
 
 def end(

@@ -173,13 +173,13 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         }
         if not held:
             _, shown = effective_state(current)
-            transaction.update(claimed.ref, {**common, **lifecycle.failed(shown or UNCONFIRMED)})
+            transaction.update(claimed.ref, {**common, **jobs.failed(shown or UNCONFIRMED)})
             return RunStatus.FAILED
         failure = FailureCode.EXPIRED if is_expired(current) else outcome.failure
         if failure is None:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
         if failure is not None:
-            transaction.update(claimed.ref, {**common, **lifecycle.failed(failure)})
+            transaction.update(claimed.ref, {**common, **jobs.failed(failure)})
             return RunStatus.FAILED
         message = {
             "id": new_uuid(),
