@@ -816,7 +816,7 @@ def _settled_ms(start: Any, start_field: str, end: Any, end_field: str) -> float
 
 def stand_in_model(request: Any) -> Any:
     """Answers each kind of call at once, citing what the prompt shows."""
-    from tests.gemini_server import Reply
+    from cli.gemini_stand_in import Reply
 
     schema = request.body["generationConfig"]["responseJsonSchema"]["properties"]
     if "hypotheses" in schema:
@@ -903,9 +903,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from cli import emulator as emulator_module
+    from cli.gemini_stand_in import GeminiTestServer
     from cli.host import LocalHost
     from shared.clients import reset_clients
-    from tests.gemini_server import GeminiTestServer
 
     signal.signal(signal.SIGTERM, _stop)
     host_port = emulator_module.free_port()

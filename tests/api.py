@@ -17,12 +17,12 @@ import flask
 import requests
 from flask.testing import FlaskClient
 
+from cli.gemini_stand_in import GeminiTestServer
 from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
 from functions.registry import error_statuses, http_entries
 from shared.http import path_params
 from shared.validation import issues_for
-from tests.gemini_server import GeminiTestServer
 
 
 @dataclass

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from cli import emulator as emulator_module
+from cli.gemini_stand_in import GeminiTestServer
 from cli.host import LocalHost
 from shared.clients import reset_clients
 from tests.api import Api, Configure, World
-from tests.gemini_server import GeminiTestServer
 
 HOST_PORT = emulator_module.free_port()
 BASE_ENV = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tests.gemini_server import GeminiTestServer
+from cli.gemini_stand_in import GeminiTestServer
 
 
 @dataclass(frozen=True)

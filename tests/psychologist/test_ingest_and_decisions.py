@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from cli.emulator import Emulator, free_port
+from cli.gemini_stand_in import Recorded, Reply
 from cli.host import LocalHost
 from shared.clients import db
 from shared.retention import utcnow
 from shared.validation import issues_for
 from tests.api import Configure, all_documents, document, wait_for
-from tests.gemini_server import Recorded, Reply
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"

@@ -1,5 +1,7 @@
 """A local HTTP server that speaks Gemini's REST protocol, scripted per test.
 
+Development tooling shared by the tests and the bench (`cli/` is never deployed).
+
 `POST /{v1beta|v1}/models/{model}:generateContent` takes the next scripted reply: a JSON
 answer, an HTTP error status (with `Retry-After` if asked), a delay past the client's
 timeout, malformed JSON text, no candidate, a finish reason other than STOP, a `200`
