@@ -31,7 +31,7 @@ test: lint
 	$(BIN)/pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m cli.bench
+	$(BIN)/python -m benchmarks
 
 openapi: $(STAMP)
 	$(BIN)/evidencia openapi

@@ -1,8 +1,9 @@
 """`evidencia deploy`: every registry entry as its own gen2 Cloud Function, plus data rules,
 routing, schedules, secrets and least-privilege identities.
 
-The plan is computed from `functions/registry.py` alone, so a new entry is deployed without
-touching this module. `--dry-run` builds the bundle and prints every command in order.
+The plan is computed from the registry (`functions/registry.json`) alone, so a new entry
+is deployed without touching this module. `--dry-run` builds the bundle and prints every
+command in order.
 """
 
 from __future__ import annotations

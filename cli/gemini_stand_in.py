@@ -216,3 +216,24 @@ class GeminiTestServer:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+def cited_research_answer(
+    cite: list[tuple[str, int]], statement: str = "Users find onboarding slow."
+) -> dict[str, Any]:
+    """A research answer that passes every check: one observed statement citing `cite`
+    (evidence id, revision), no counts, the contract's method version."""
+    return {
+        "answer": {
+            "statement": statement,
+            "basis": "observed",
+            "evidence": [{"evidence_id": e, "revision": r} for e, r in cite],
+            "uncertainty": "Small sample.",
+        },
+        "findings": [],
+        "sentiment": [],
+        "query_suggestions": [],
+        "limitations": ["The evidence comes from a single onboarding survey."],
+        "quantitative_claims": False,
+        "method_version": "research-cited/v1",
+    }

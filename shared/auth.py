@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from cachetools import TTLCache
 from google.cloud import firestore
@@ -37,6 +37,22 @@ class CredentialClass(StrEnum):
     PERSONAL_ACCESS_TOKEN = "personal_access_token"  # noqa: S105 - a class name, not a secret
     SESSION_AUDIENCE = "session_audience"
 
+
+TokenDocument = TypedDict(
+    "TokenDocument",
+    {
+        "hash": str,
+        "user_id": str,
+        "class": str,
+        "capabilities": list[str],
+        "tenants": list[str] | None,
+        "created_at": datetime,
+        "token_expires_at": datetime | None,
+        "revoked_at": datetime | None,
+        "audience": dict[str, str] | None,
+    },
+)
+"""`tokens/{token_id}`: what a token carries; the secret only as its hash."""
 
 USER_CLASSES = frozenset(
     {
@@ -101,12 +117,12 @@ def token_document(
     tenants: list[str] | None,
     expires_in: timedelta | None,
     audience: dict[str, str] | None = None,
-) -> tuple[str, str, dict[str, Any]]:
+) -> tuple[str, str, TokenDocument]:
     """A new token: (token shown once, token id, the document to store)."""
     token_id = new_ulid()
     secret = secrets.token_urlsafe(32)
     now = utcnow()
-    document: dict[str, Any] = {
+    document: TokenDocument = {
         "hash": _hash(secret),
         "user_id": user_id,
         "class": credential_class.value,
@@ -123,7 +139,7 @@ def token_document(
 
 def create_token(client: firestore.Client, **kwargs: Any) -> tuple[str, str]:
     token, token_id, document = token_document(**kwargs)
-    client.collection("tokens").document(token_id).create(document)
+    client.collection("tokens").document(token_id).create(dict(document))
     return token, token_id
 
 
@@ -161,7 +177,7 @@ def _invalid_token() -> ApiError:
     )
 
 
-def principal_from_document(token_id: str, data: dict[str, Any]) -> Principal:
+def principal_from_document(token_id: str, data: TokenDocument) -> Principal:
     tenants = data.get("tenants")
     return Principal(
         user_id=data["user_id"],
@@ -173,7 +189,7 @@ def principal_from_document(token_id: str, data: dict[str, Any]) -> Principal:
     )
 
 
-def token_is_live(data: dict[str, Any], now: datetime | None = None) -> bool:
+def token_is_live(data: TokenDocument, now: datetime | None = None) -> bool:
     if data.get("revoked_at") is not None:
         return False
     deadline = data.get("token_expires_at")
@@ -282,10 +298,10 @@ def _checked_token(
     secret: str,
     encoded_user: str | None,
     user: str | None,
-) -> dict[str, Any] | None:
+) -> TokenDocument | None:
     """The token document when the secret matches and the user part (if any) names its
     user; None otherwise."""
-    data = snapshot.to_dict() if snapshot.exists else None
+    data = cast(TokenDocument, snapshot.to_dict()) if snapshot.exists else None
     if data is None or not hmac.compare_digest(data["hash"], _hash(secret)):
         return None
     if encoded_user is not None and user != data["user_id"]:

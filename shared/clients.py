@@ -7,8 +7,9 @@ emulator and at the Gemini protocol test server) and `reset_clients()` drops the
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import grpc
 from google.cloud import firestore
 
 from shared.config import settings
@@ -23,9 +24,32 @@ QUERY_TIMEOUT_S = 60.0
 """A streamed query may take this long to deliver all its results."""
 
 
+CHANNEL_INTERCEPTORS: list[
+    grpc.UnaryUnaryClientInterceptor | grpc.UnaryStreamClientInterceptor
+] = []
+"""gRPC interceptors every Firestore client built from now on sends its calls through (the
+bench counts round trips with one). Set before `db()` is first called, or reset clients."""
+
+
+class _InterceptedClient(firestore.Client):
+    """A Firestore client whose emulator channel passes through `CHANNEL_INTERCEPTORS`:
+    the library builds its channel in this one method and offers no other hook."""
+
+    def _emulator_channel(self, transport: Any) -> Any:
+        channel = super()._emulator_channel(transport)  # type: ignore[no-untyped-call]
+        return grpc.intercept_channel(channel, *CHANNEL_INTERCEPTORS)
+
+
+def firestore_client(project: str | None) -> firestore.Client:
+    """A plain client for `project`, through `CHANNEL_INTERCEPTORS` when there are any."""
+    kind = _InterceptedClient if CHANNEL_INTERCEPTORS else firestore.Client
+    client: firestore.Client = kind(project=project)
+    return client
+
+
 @cache
 def db() -> firestore.Client:
-    client = firestore.Client(project=settings().project_id)
+    client = firestore_client(settings().project_id)
     _bound_every_call(client, settings().firestore_timeout_s)
     return client
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from http import HTTPStatus
-from typing import Any
+from typing import NotRequired, TypedDict
 
 
 class ErrorCode(StrEnum):
@@ -36,6 +36,24 @@ STATUS_BY_CODE: dict[ErrorCode, HTTPStatus] = {
 }
 
 
+class Issue(TypedDict):
+    """One broken rule of a request: where (a JSON path as keys and indexes) and why."""
+
+    path: list[str | int]
+    message: str
+    code: str
+
+
+class ErrorBody(TypedDict):
+    """The published error shape (`schemas/error.json`)."""
+
+    error: str
+    message: str
+    code: str
+    request_id: str
+    issues: NotRequired[list[Issue]]
+
+
 class ApiError(Exception):
     """A failure the caller should see, with a code from the table above."""
 
@@ -44,7 +62,7 @@ class ApiError(Exception):
         code: ErrorCode,
         message: str,
         *,
-        issues: list[dict[str, Any]] | None = None,
+        issues: list[Issue] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
@@ -57,8 +75,8 @@ class ApiError(Exception):
     def status(self) -> HTTPStatus:
         return STATUS_BY_CODE[self.code]
 
-    def body(self, request_id: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def body(self, request_id: str) -> ErrorBody:
+        body: ErrorBody = {
             "error": self.status.phrase,
             "message": self.message,
             "code": self.code.value,

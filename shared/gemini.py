@@ -24,6 +24,7 @@ from shared.clients import gemini
 from shared.codes import ProviderFailure
 from shared.config import settings
 from shared.retention import utcnow
+from shared.validation import Schema
 from shared.wire import Wire, recording
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -182,7 +183,7 @@ def generate_json(
     *,
     system: str,
     prompt: str,
-    schema: dict[str, Any],
+    schema: Schema,
     max_output_tokens: int,
     logprobs: bool = False,
     deadline: datetime | None = None,
@@ -253,24 +254,29 @@ def _json_answer(response: types.GenerateContentResponse, wire: Wire) -> JsonAns
 _MODEL_SCHEMA_DROPPED = frozenset({"$schema", "$id", "pattern", "format", "title"})
 
 
-def model_schema(schema: Any) -> Any:
+def model_schema(schema: Schema) -> Schema:
     """A published JSON Schema rewritten into the subset Gemini's structured output takes.
 
     `const` becomes a one-value `enum`; regex patterns and formats Gemini does not know are
     dropped (the full published schema is still checked on the answer afterwards).
     """
+    rewritten: Schema = _rewritten(schema)
+    return rewritten
+
+
+def _rewritten(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [model_schema(item) for item in schema]
+        return [_rewritten(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    result: dict[str, Any] = {}
+    result: Schema = {}
     for key, value in schema.items():
         if key in _MODEL_SCHEMA_DROPPED:
             continue
         if key == "const":
             result["enum"] = [value]
         elif key == "properties":
-            result[key] = {name: model_schema(sub) for name, sub in value.items()}
+            result[key] = {name: _rewritten(sub) for name, sub in value.items()}
         else:
-            result[key] = model_schema(value)
+            result[key] = _rewritten(value)
     return result

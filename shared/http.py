@@ -25,6 +25,7 @@ from shared import auth, jsonbody, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_uuid
+from shared.jsonbody import JsonObject
 from shared.store import store_fault
 from shared.validation import load_schema, validate
 
@@ -52,8 +53,8 @@ class Endpoint:
 class Call:
     request_id: str
     principal: auth.Principal
-    body: dict[str, Any]
-    params: dict[str, Any]
+    body: JsonObject
+    params: JsonObject
     headers: Headers
 
 
@@ -64,7 +65,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Authorizer = Callable[[auth.Principal, Endpoint, str, dict[str, Any]], None]
+Authorizer = Callable[[auth.Principal, Endpoint, str, JsonObject], None]
 """(principal, endpoint, tenant id, path and query parameters): raise unless allowed."""
 
 
@@ -96,7 +97,7 @@ def request_id_of(request: flask.Request) -> str:
     return supplied if _REQUEST_ID.match(supplied) else new_uuid()
 
 
-def _read_json_body(request: flask.Request) -> dict[str, Any]:
+def _read_json_body(request: flask.Request) -> JsonObject:
     if request.mimetype != "application/json":
         raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
     charset = request.mimetype_params.get("charset", "utf-8").lower()
@@ -122,10 +123,10 @@ def _read_json_body(request: flask.Request) -> dict[str, Any]:
     return body
 
 
-def _coerce_params(raw: dict[str, str], schema_name: str) -> dict[str, Any]:
+def _coerce_params(raw: dict[str, str], schema_name: str) -> JsonObject:
     """Path and query values arrive as strings; integers in the schema are read as such."""
     properties = load_schema(schema_name).get("properties", {})
-    params: dict[str, Any] = {}
+    params: JsonObject = {}
     for name, value in raw.items():
         if properties.get(name, {}).get("type") == "integer" and re.fullmatch(r"-?\d{1,16}", value):
             params[name] = int(value)
@@ -134,7 +135,7 @@ def _coerce_params(raw: dict[str, str], schema_name: str) -> dict[str, Any]:
     return params
 
 
-def _params(request: flask.Request, endpoint: Endpoint) -> dict[str, Any]:
+def _params(request: flask.Request, endpoint: Endpoint) -> JsonObject:
     raw: dict[str, str] = {}
     if endpoint.route is not None:
         matched = path_params(endpoint.route, request.path)
@@ -163,7 +164,7 @@ def default_authorizer(
     principal: auth.Principal,
     endpoint: Endpoint,
     tenant_id: str,
-    _params: dict[str, Any] | None = None,
+    _params: JsonObject | None = None,
 ) -> None:
     auth.check_token_grants(
         principal, capability=endpoint.capability, tenant_id=tenant_id, classes=endpoint.classes

@@ -17,7 +17,7 @@ Every job document stores `status`, `claim` and `lease_until` under these names.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,16 +28,17 @@ from google.cloud.firestore_v1 import FieldFilter
 from shared import logs
 from shared.clients import db
 from shared.codes import JobStatus, ProviderFailure
-from shared.config import settings
+from shared.config import Settings, settings
 from shared.events import DocumentEvent, EventDecodeError, decode_document_event
 from shared.ids import new_ulid
 from shared.retention import utcnow
-from shared.store import transact
+from shared.store import Changes, transact
 
 if TYPE_CHECKING:
     from shared.gemini import GeminiError
 
-Job = dict[str, Any]
+Job = Mapping[str, Any]
+"""Any API's job document; each API casts it to its own TypedDict."""
 Result = TypeVar("Result")
 
 UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED
@@ -49,7 +50,7 @@ class JobGoneError(LookupError):
     """The job's document does not exist: its event can never succeed."""
 
 
-def failed(code: str) -> dict[str, Any]:
+def failed(code: str) -> Changes:
     """The changes that settle a job as failed with `code`."""
     return {
         "status": JobStatus.FAILED,
@@ -72,6 +73,16 @@ def stuck(job: Job, waiting: str, running: str, now: datetime) -> bool:
     return job["status"] == waiting and queue_deadline(job) <= now
 
 
+EndStuck = Callable[[firestore.Transaction, firestore.DocumentReference, Job], None]
+
+
+def fail_unconfirmed(
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, _job: Job
+) -> None:
+    """How most jobs end stuck: failed, without knowing whether Gemini answered."""
+    transaction.update(ref, failed(UNCONFIRMED))
+
+
 @dataclass(frozen=True)
 class Lifecycle:
     """How one API's jobs move: where they live, their statuses, how a stuck one ends."""
@@ -80,9 +91,12 @@ class Lifecycle:
     """The collection group id of the job documents."""
     waiting: str
     running: str
-    lease: Callable[[], timedelta]
-    end_stuck: Callable[[firestore.Transaction, firestore.DocumentReference, Job], None]
+    lease_seconds: Callable[[Settings], float]
+    end_stuck: EndStuck = fail_unconfirmed
     """Write the terminal state of a job stuck past its lease or queue deadline."""
+
+    def lease(self) -> timedelta:
+        return timedelta(seconds=self.lease_seconds(settings()))
 
     def stuck(self, job: Job, now: datetime) -> bool:
         return stuck(job, self.waiting, self.running, now)
@@ -110,7 +124,7 @@ class Claim:
         )
 
 
-Start = Callable[[firestore.Transaction, Job], dict[str, Any] | None]
+Start = Callable[[firestore.Transaction, Job], Changes | None]
 """Extra changes for a job being claimed, or None when it must not start (the function
 may have written the job's terminal state itself)."""
 

@@ -15,6 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from shared.errors import Issue
+
+JsonObject = dict[str, Any]
+"""A JSON object as read: its shape is what its published schema says, checked before use."""
+
 MAX_DEPTH = 16
 """Objects and arrays nested deeper than this are refused (Firestore stores 20 levels of
 maps, and our documents wrap what they are sent in a few levels of their own)."""
@@ -25,8 +30,6 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _RESERVED_KEY = re.compile(r"^__.*__$")
-
-Issue = dict[str, Any]
 
 
 class JsonBodyError(ValueError):
@@ -72,7 +75,7 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
-def _issue(path: list[Any], message: str, code: str = "custom") -> Issue:
+def _issue(path: list[str | int], message: str, code: str = "custom") -> Issue:
     return {"path": path, "message": message, "code": code}
 
 

@@ -6,6 +6,7 @@ Firestore's TTL deletion lags by up to a day, so a document can still exist afte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ def expires_at(created_at: datetime, hours: int) -> datetime:
     return created_at + timedelta(hours=hours)
 
 
-def is_expired(document: dict[str, Any], now: datetime | None = None) -> bool:
+def is_expired(document: Mapping[str, Any], now: datetime | None = None) -> bool:
     deadline = document.get("expires_at")
     if deadline is None:
         return False

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from google.api_core import exceptions
 from google.cloud import firestore
@@ -16,10 +16,19 @@ from shared.errors import ApiError, ErrorCode
 
 T = TypeVar("T")
 
+Changes = dict[str, Any]
+"""What an `update` or a merging `set` writes: field paths to values or sentinels
+(`Increment`, `DELETE_FIELD`), which no document type can describe."""
+
 TRANSACTION_TRIES = 8
 FIRST_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
 RETRY_AFTER_UNAVAILABLE_S = 5
+
+
+def fields(document: Mapping[str, Any]) -> Changes:
+    """A typed document as the plain dict Firestore's writers take."""
+    return dict(document)
 
 
 def document(*path: str) -> firestore.DocumentReference:

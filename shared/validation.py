@@ -16,7 +16,10 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from shared.errors import ApiError, ErrorCode
+from shared.errors import ApiError, ErrorCode, Issue
+
+Schema = dict[str, Any]
+"""A JSON Schema document: its shape is JSON Schema's own, not one of ours."""
 
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -42,10 +45,10 @@ _CODE_BY_KEYWORD = {
 
 
 @cache
-def load_schema(name: str) -> dict[str, Any]:
+def load_schema(name: str) -> Schema:
     """The schema `schemas/<name>.json` as a dict, e.g. `research/status.request`."""
     with (SCHEMAS_DIR / f"{name}.json").open(encoding="utf-8") as handle:
-        schema: dict[str, Any] = json.load(handle)
+        schema: Schema = json.load(handle)
     return schema
 
 
@@ -66,8 +69,8 @@ def validator(name: str) -> Draft202012Validator:
     )
 
 
-def _issue(error: ValidationError) -> dict[str, Any]:
-    path: list[Any] = list(error.absolute_path)
+def _issue(error: ValidationError) -> Issue:
+    path: list[str | int] = list(error.absolute_path)
     if error.validator == "required":
         missing = next(
             (name for name in error.validator_value if error.message.startswith(repr(name))),
@@ -82,7 +85,7 @@ def _issue(error: ValidationError) -> dict[str, Any]:
     }
 
 
-def issues_for(name: str, instance: Any) -> list[dict[str, Any]]:
+def issues_for(name: str, instance: Any) -> list[Issue]:
     errors = sorted(validator(name).iter_errors(instance), key=lambda e: list(e.absolute_path))
     return [_issue(error) for error in errors]
 

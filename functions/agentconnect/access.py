@@ -4,15 +4,14 @@ or session is 404 to it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from shared import auth
 from shared.errors import not_found
 from shared.http import Endpoint, default_authorizer
+from shared.jsonbody import JsonObject
 
 
 def audience_authorizer(
-    principal: auth.Principal, endpoint: Endpoint, tenant_id: str, params: dict[str, Any]
+    principal: auth.Principal, endpoint: Endpoint, tenant_id: str, params: JsonObject
 ) -> None:
     """A session token outside its own org and agent learns nothing: 404, not 403."""
     audience = principal.audience

@@ -1,23 +1,260 @@
-"""AgentConnect's statuses and outcomes, as stored and published."""
+"""AgentConnect's stored documents, replies, statuses and outcomes. TypedDicts cost
+nothing at run time; Firestore data is cast to them where it is read. Evaluations are
+stored in the contract's camelCase; the fields only the server reads (`created_at`,
+`lease_until`, `details_expires_at`, the agent's counters) keep their first snake_case."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 
 class EvaluationStatus(StrEnum):
     PENDING = "pending"
+    """Created with the session; no worker has claimed it yet."""
     EVALUATING = "evaluating"
     FROZEN = "frozen"
+    """Decided and stored; nothing changes it afterwards."""
 
 
 class Outcome(StrEnum):
     SELECTED = "selected"
+    """A rule held: its target applies."""
     DEFAULTED = "defaulted"
+    """Every step was answered and no rule held: the default target applies."""
     FALLBACK = "fallback"
+    """A step failed, answered outside its options, or the evaluation never finished."""
 
 
 class StepStatus(StrEnum):
     ANSWERED = "answered"
     FAILED = "failed"
+    """Gemini gave no answer (unreachable, timed out, refused)."""
     INVALID = "invalid"
+    """Gemini answered outside the question's options or its schema."""
+
+
+class Question(TypedDict):
+    type: str
+    instructions: str
+    criteria: NotRequired[dict[str, str]]
+
+
+class Condition(TypedDict):
+    type: str
+    thresholds: dict[str, float]
+
+
+class Target(TypedDict):
+    runtime: str
+    model: str
+    effort: str
+    permissionMode: str
+    fastMode: bool
+
+
+class Rule(TypedDict):
+    when: Condition
+    runtime: NotRequired[str]
+    model: NotRequired[str]
+    effort: NotRequired[str]
+    permissionMode: NotRequired[str]
+    fastMode: NotRequired[bool]
+
+
+class Decision(TypedDict):
+    decisionId: str
+    question: Question
+    rules: list[Rule]
+
+
+class StepDecision(Decision):
+    id: str
+
+
+class Selection(TypedDict):
+    """What a PUT stores (`schemas/agentconnect/selection.request.json`)."""
+
+    decision: Decision
+    steps: list[StepDecision]
+    default: Target
+
+
+class Fallback(TypedDict):
+    target: Target
+    decisionId: str
+
+
+class Agent(TypedDict, total=False):
+    """`orgs/{o}/agents/{a}`: written only by merges and updates."""
+
+    selection_version: int
+    selection_fallback: Fallback
+    last_seq: int
+
+
+class StoredSelection(TypedDict):
+    """`orgs/{o}/agents/{a}/selections/{version}`: every version, kept."""
+
+    version: int
+    selection: Selection
+    created_at: datetime
+    created_by: str
+
+
+class AgentSession(TypedDict):
+    """`orgs/{o}/agents/{a}/agent_sessions/{s}`: its creation runs the worker."""
+
+    seq: int
+    title: str
+    input: dict[str, Any]
+    selection_version: int
+    created_by: str
+    created_at: datetime
+    expires_at: datetime
+
+
+class Answer(TypedDict):
+    type: str
+    value: bool | str
+    probability: float
+
+
+class FullAnswer(Answer):
+    probabilitySource: str | None
+
+
+class ModelAnswer(TypedDict):
+    """What Gemini answers to one question (`schemas/agentconnect/model_answer.json`)."""
+
+    value: bool | str
+    probability: float
+
+
+class Usage(TypedDict):
+    inputTokens: int
+    outputTokens: int
+
+
+class PendingEvaluation(TypedDict):
+    """`orgs/{o}/agents/{a}/evaluations/{seq}` until it freezes."""
+
+    seq: int
+    sessionId: str
+    status: EvaluationStatus
+    created_at: datetime
+    fallback: Fallback
+    claim: NotRequired[str]
+    lease_until: NotRequired[datetime | None]
+    started_at: NotRequired[datetime]
+
+
+class EvaluationFields(TypedDict):
+    """What a frozen summary and its published view share."""
+
+    seq: int
+    sessionId: str
+    decisionId: str
+    reason: str
+    target: Target
+    answer: Answer | None
+    requestedModel: str
+    actualModel: str | None
+    latencyMs: float
+    usage: Usage
+
+
+class Summary(EvaluationFields):
+    """`orgs/{o}/agents/{a}/evaluations/{seq}` once frozen: kept, never changed."""
+
+    at: datetime
+    outcome: Outcome
+    status: EvaluationStatus
+    details_expires_at: datetime
+    title: NotRequired[str]
+    """Only on summaries frozen before the title moved to the details."""
+
+
+class Clipped(TypedDict):
+    text: str
+    truncated: bool
+
+
+class FrozenStep(TypedDict):
+    id: str
+    decisionId: str
+    rules: list[Rule]
+
+
+class FrozenSelection(TypedDict):
+    """The rules a decision was made under, as they were then."""
+
+    decisionId: str
+    rules: list[Rule]
+    steps: list[FrozenStep]
+
+
+class StepEvaluation(TypedDict):
+    status: str
+    answer: Answer | None
+    model: str
+    usage: Usage
+
+
+class ChainLink(TypedDict):
+    stepId: str
+    decisionId: str
+    evaluation: StepEvaluation
+
+
+class StepRecord(TypedDict):
+    stepId: str
+    decisionId: str
+    providerId: str
+    model: str
+    question: Question
+    condition: Condition | None
+    rawRequest: Clipped
+    rawResponse: Clipped
+
+
+class Details(TypedDict):
+    """`orgs/{o}/agents/{a}/evaluation_details/{seq}`: the full record, expiring."""
+
+    selection: FrozenSelection
+    title: str
+    question: Question
+    input: dict[str, Any]
+    fullAnswer: FullAnswer | None
+    chain: list[ChainLink]
+    steps: list[StepRecord]
+    rawRequest: Clipped
+    rawResponse: Clipped
+    expires_at: datetime
+
+
+class EvaluationView(EvaluationFields):
+    at: str
+    title: str
+    outcome: str
+    detailsExpired: bool
+    selection: NotRequired[FrozenSelection]
+    question: NotRequired[Question]
+    input: NotRequired[dict[str, Any]]
+    fullAnswer: NotRequired[FullAnswer | None]
+    chain: NotRequired[list[ChainLink]]
+    steps: NotRequired[list[StepRecord]]
+    rawRequest: NotRequired[Clipped]
+    rawResponse: NotRequired[Clipped]
+
+
+class SelectionView(TypedDict):
+    orgId: str
+    agentId: str
+    version: int
+    createdAt: str
+    createdBy: str
+    selection: Selection

@@ -3,28 +3,27 @@ default target."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import cast
 
 from google.cloud import firestore
 
 from functions.agentconnect import store
-from functions.agentconnect.documents import EvaluationStatus
+from functions.agentconnect.documents import EvaluationStatus, PendingEvaluation
 from functions.agentconnect.views import stuck_summary
-from shared.config import settings
-from shared.jobs import Lifecycle
+from shared.jobs import Job, Lifecycle
+from shared.store import fields
 
 
 def _end_stuck(
-    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: dict[str, Any]
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job
 ) -> None:
-    transaction.set(ref, stuck_summary(job))
+    transaction.set(ref, fields(stuck_summary(cast(PendingEvaluation, job))))
 
 
 LIFECYCLE = Lifecycle(
-    collection=store.EVALUATIONS,
-    waiting=EvaluationStatus.PENDING,
-    running=EvaluationStatus.EVALUATING,
-    lease=lambda: timedelta(seconds=settings().agentconnect_lease_seconds),
-    end_stuck=_end_stuck,
+    store.EVALUATIONS,
+    EvaluationStatus.PENDING,
+    EvaluationStatus.EVALUATING,
+    lambda config: config.agentconnect_lease_seconds,
+    _end_stuck,
 )

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-TARGET_FIELDS = ("runtime", "model", "effort", "permissionMode", "fastMode")
+from functions.agentconnect.documents import (
+    Answer,
+    Condition,
+    Decision,
+    Question,
+    Rule,
+    Selection,
+    Target,
+)
+from shared.errors import Issue
+
 PERMISSION_RANK = {"plan": 0, "default": 1, "acceptEdits": 2, "bypassPermissions": 3}
 INITIAL_STEP = "initial"
 
@@ -14,11 +23,11 @@ INITIAL_STEP = "initial"
 class Step:
     step_id: str
     decision_id: str
-    question: dict[str, Any]
-    rules: list[dict[str, Any]]
+    question: Question
+    rules: list[Rule]
 
 
-def steps_of(selection: dict[str, Any]) -> list[Step]:
+def steps_of(selection: Selection) -> list[Step]:
     """The chain in order: the first decision, then each further step."""
     first = selection["decision"]
     chain = [Step(INITIAL_STEP, first["decisionId"], first["question"], first["rules"])]
@@ -26,20 +35,20 @@ def steps_of(selection: dict[str, Any]) -> list[Step]:
     return chain
 
 
-def options(question: dict[str, Any]) -> list[str]:
+def options(question: Question) -> list[str]:
     if question["type"] == "boolean":
         return ["true", "false"]
     return list(question.get("criteria", {}))
 
 
-def answer_key(answer: dict[str, Any]) -> str:
+def answer_key(answer: Answer) -> str:
     value = answer["value"]
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def holds(when: dict[str, Any], answer: dict[str, Any]) -> bool:
+def holds(when: Condition, answer: Answer) -> bool:
     """A rule holds when the answer's value has a threshold and its probability reaches it."""
     if when["type"] != answer["type"]:
         return False
@@ -47,21 +56,25 @@ def holds(when: dict[str, Any], answer: dict[str, Any]) -> bool:
     return threshold is not None and answer["probability"] >= threshold
 
 
-def target_of(rule: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
+def target_of(rule: Rule, default: Target) -> Target:
     """The rule's target over the default. A rule's permission mode is never above the
     default's: `configuration_issues` refuses such a selection before it is stored."""
-    return {field: rule.get(field, default[field]) for field in TARGET_FIELDS}
+    return {
+        "runtime": rule.get("runtime", default["runtime"]),
+        "model": rule.get("model", default["model"]),
+        "effort": rule.get("effort", default["effort"]),
+        "permissionMode": rule.get("permissionMode", default["permissionMode"]),
+        "fastMode": rule.get("fastMode", default["fastMode"]),
+    }
 
 
-def _issue(path: list[Any], message: str) -> dict[str, Any]:
+def _issue(path: list[str | int], message: str) -> Issue:
     return {"path": path, "message": message, "code": "custom"}
 
 
-def _decision_issues(
-    path: list[Any], decision: dict[str, Any], default: dict[str, Any]
-) -> list[dict[str, Any]]:
+def _decision_issues(path: list[str | int], decision: Decision, default: Target) -> list[Issue]:
     question = decision["question"]
-    found = []
+    found: list[Issue] = []
     if question["type"] == "choice" and "criteria" not in question:
         found.append(_issue([*path, "question", "criteria"], "a choice question needs criteria"))
     if question["type"] == "boolean" and "criteria" in question:
@@ -70,7 +83,7 @@ def _decision_issues(
         )
     allowed = set(options(question))
     for index, rule in enumerate(decision["rules"]):
-        where = [*path, "rules", index]
+        where: list[str | int] = [*path, "rules", index]
         if rule["when"]["type"] != question["type"]:
             found.append(
                 _issue([*where, "when", "type"], f"must be {question['type']}, the question's type")
@@ -94,7 +107,7 @@ def _decision_issues(
     return found
 
 
-def configuration_issues(selection: dict[str, Any]) -> list[dict[str, Any]]:
+def configuration_issues(selection: Selection) -> list[Issue]:
     """What the schema cannot say: cross-field rules of a selection."""
     default = selection["default"]
     found = _decision_issues(["decision"], selection["decision"], default)

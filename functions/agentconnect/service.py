@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import cast
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.agentconnect import store
-from functions.agentconnect.documents import EvaluationStatus
+from functions.agentconnect.documents import (
+    Agent,
+    AgentSession,
+    Details,
+    EvaluationStatus,
+    Fallback,
+    PendingEvaluation,
+    Selection,
+    StoredSelection,
+    Summary,
+)
 from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import (
@@ -26,8 +36,9 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
+from shared.jsonbody import JsonObject
 from shared.retention import is_expired, utcnow
-from shared.store import transact
+from shared.store import fields, transact
 
 NOT_READY_RETRY_S = "1"
 MAX_INPUT_BYTES = 64 * 1024
@@ -37,26 +48,27 @@ SWEEP_BATCH = 200
 
 def put_selection(call: Call) -> Reply:
     org_id, agent_id = call.params["orgId"], call.params["id"]
-    issues = configuration_issues(call.body)
+    selection = cast(Selection, call.body)
+    issues = configuration_issues(selection)
     if issues:
         raise ApiError(
             ErrorCode.INVALID_REQUEST, "The selection contradicts itself.", issues=issues
         )
     agent = store.agent_ref(org_id, agent_id)
 
-    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
-        current = agent.get(transaction=transaction).to_dict() or {}
+    def apply(transaction: firestore.Transaction) -> StoredSelection:
+        current = cast(Agent, agent.get(transaction=transaction).to_dict() or {})
         version = current.get("selection_version", 0) + 1
-        stored = {
+        stored: StoredSelection = {
             "version": version,
-            "selection": call.body,
+            "selection": selection,
             "created_at": utcnow(),
             "created_by": call.principal.user_id,
         }
-        transaction.create(store.selection_ref(org_id, agent_id, version), stored)
+        transaction.create(store.selection_ref(org_id, agent_id, version), fields(stored))
         transaction.set(
             agent,
-            {"selection_version": version, "selection_fallback": fallback_of(call.body)},
+            {"selection_version": version, "selection_fallback": fallback_of(selection)},
             merge=True,
         )
         return stored
@@ -66,13 +78,13 @@ def put_selection(call: Call) -> Reply:
 
 def _fallback_of_version(
     transaction: firestore.Transaction, org_id: str, agent_id: str, version: int
-) -> dict[str, Any]:
+) -> Fallback:
     """For agents whose selection was stored before the agent document kept its fallback."""
     stored = store.selection_ref(org_id, agent_id, version).get(transaction=transaction)
-    return fallback_of((stored.to_dict() or {})["selection"])
+    return fallback_of(cast(StoredSelection, stored.to_dict())["selection"])
 
 
-def _check_input_size(session_input: dict[str, Any]) -> None:
+def _check_input_size(session_input: JsonObject) -> None:
     size = len(json.dumps(session_input, separators=(",", ":")).encode())
     if size > MAX_INPUT_BYTES:
         raise ApiError(
@@ -101,8 +113,8 @@ def start_session(call: Call) -> Reply:
         snapshots = {
             s.reference.path: s for s in db().get_all([agent, session], transaction=transaction)
         }
-        current = snapshots[agent.path].to_dict() if snapshots[agent.path].exists else None
-        if current is None or not current.get("selection_version"):
+        current = cast(Agent | None, snapshots[agent.path].to_dict())
+        if current is None or "selection_version" not in current:
             raise conflict("This agent has no model selection yet: PUT one first.")
         if snapshots[session.path].exists:
             raise conflict(f"Session {session_id} has already started.")
@@ -119,29 +131,25 @@ def start_session(call: Call) -> Reply:
             expires_in=lifetime,
             audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
         )
-        transaction.create(db().collection("tokens").document(token_id), token_document)
-        transaction.create(
-            session,
-            {
-                "seq": seq,
-                "title": call.body["title"],
-                "input": call.body["input"],
-                "selection_version": current["selection_version"],
-                "created_by": call.principal.user_id,
-                "created_at": now,
-                "expires_at": now + retention,
-            },
-        )
-        transaction.create(
-            store.evaluation_ref(org_id, agent_id, seq),
-            {
-                "seq": seq,
-                "sessionId": session_id,
-                "status": EvaluationStatus.PENDING,
-                "created_at": now,
-                "fallback": fallback,
-            },
-        )
+        transaction.create(db().collection("tokens").document(token_id), fields(token_document))
+        started: AgentSession = {
+            "seq": seq,
+            "title": call.body["title"],
+            "input": call.body["input"],
+            "selection_version": current["selection_version"],
+            "created_by": call.principal.user_id,
+            "created_at": now,
+            "expires_at": now + retention,
+        }
+        transaction.create(session, fields(started))
+        pending: PendingEvaluation = {
+            "seq": seq,
+            "sessionId": session_id,
+            "status": EvaluationStatus.PENDING,
+            "created_at": now,
+            "fallback": fallback,
+        }
+        transaction.create(store.evaluation_ref(org_id, agent_id, seq), fields(pending))
         transaction.update(agent, {"last_seq": seq})
         return seq, token
 
@@ -160,20 +168,21 @@ def get_evaluation(call: Call) -> Reply:
     summary_ref = store.evaluation_ref(org_id, agent_id, seq)
     details_ref = store.details_ref(org_id, agent_id, seq)
     snapshots = {s.reference.path: s for s in db().get_all([summary_ref, details_ref])}
-    summary = snapshots[summary_ref.path].to_dict() if snapshots[summary_ref.path].exists else None
-    if summary is None:
+    stored = cast(PendingEvaluation | Summary | None, snapshots[summary_ref.path].to_dict())
+    if stored is None:
         raise not_found("The evaluation")
-    _own_session_only(call, summary["sessionId"])
-    if stuck(summary):
-        return Reply(evaluation_view(stuck_summary(summary), None))
-    if summary["status"] != EvaluationStatus.FROZEN:
+    _own_session_only(call, stored["sessionId"])
+    if stored["status"] != EvaluationStatus.FROZEN:
+        pending = cast(PendingEvaluation, stored)
+        if stuck(pending):
+            return Reply(evaluation_view(stuck_summary(pending), None))
         raise ApiError(
             ErrorCode.CONFLICT,
             f"Evaluation {seq} is not frozen yet; retry after {NOT_READY_RETRY_S} s.",
             headers={"Retry-After": NOT_READY_RETRY_S},
         )
-    details = snapshots[details_ref.path].to_dict() if snapshots[details_ref.path].exists else None
-    return Reply(evaluation_view(summary, details))
+    details = cast(Details | None, snapshots[details_ref.path].to_dict())
+    return Reply(evaluation_view(cast(Summary, stored), details))
 
 
 def list_evaluations(call: Call) -> Reply:
@@ -186,7 +195,7 @@ def list_evaluations(call: Call) -> Reply:
     )
     if "pageToken" in call.params:
         query = query.start_after({"seq": int(call.params["pageToken"])})
-    found = [s.to_dict() or {} for s in query.limit(limit + 1).stream()]
+    found = [cast(Summary, s.to_dict()) for s in query.limit(limit + 1).stream()]
     page = found[:limit]
     titles = _titles(org_id, agent_id, [summary["seq"] for summary in page])
     return Reply(
@@ -207,7 +216,7 @@ def _titles(org_id: str, agent_id: str, seqs: list[int]) -> dict[int, str]:
     return {
         int(snapshot.id): details["title"]
         for snapshot in (db().get_all(refs) if refs else [])
-        if (details := snapshot.to_dict() or {}).get("title") is not None
+        if (details := cast(Details, snapshot.to_dict() or {})).get("title") is not None
         and not is_expired(details, now)
     }
 

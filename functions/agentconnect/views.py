@@ -3,31 +3,30 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from functions.agentconnect.documents import EvaluationStatus, Outcome
+from functions.agentconnect.documents import (
+    Details,
+    EvaluationStatus,
+    EvaluationView,
+    Fallback,
+    Outcome,
+    PendingEvaluation,
+    Selection,
+    SelectionView,
+    StoredSelection,
+    Summary,
+)
 from shared import jobs
 from shared.config import settings
 from shared.retention import is_expired, iso, utcnow
 
-DETAIL_FIELDS = (
-    "selection",
-    "question",
-    "input",
-    "fullAnswer",
-    "chain",
-    "steps",
-    "rawRequest",
-    "rawResponse",
-)
-
 
 def evaluation_view(
-    summary: dict[str, Any],
-    details: dict[str, Any] | None,
+    summary: Summary,
+    details: Details | None,
     now: datetime | None = None,
     title: str | None = None,
-) -> dict[str, Any]:
+) -> EvaluationView:
     """The summary always; the details (when given) only while they are retained.
 
     `detailsExpired` comes from the summary's own copy of the details' expiry, so a list
@@ -38,7 +37,8 @@ def evaluation_view(
     retained = details is not None and not is_expired(details, now)
     if retained and details is not None and "title" in details:
         title = details["title"]
-    view = {
+    expired = summary["details_expires_at"] <= now
+    view: EvaluationView = {
         "seq": summary["seq"],
         "at": iso(summary["at"]),
         "sessionId": summary["sessionId"],
@@ -52,15 +52,23 @@ def evaluation_view(
         "actualModel": summary["actualModel"],
         "latencyMs": summary["latencyMs"],
         "usage": summary["usage"],
+        "detailsExpired": expired,
     }
-    expired = summary["details_expires_at"] <= now
-    view["detailsExpired"] = expired
     if not expired and retained and details is not None:
-        view.update({field: details[field] for field in DETAIL_FIELDS})
+        view |= {
+            "selection": details["selection"],
+            "question": details["question"],
+            "input": details["input"],
+            "fullAnswer": details["fullAnswer"],
+            "chain": details["chain"],
+            "steps": details["steps"],
+            "rawRequest": details["rawRequest"],
+            "rawResponse": details["rawResponse"],
+        }
     return view
 
 
-def selection_view(org_id: str, agent_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def selection_view(org_id: str, agent_id: str, data: StoredSelection) -> SelectionView:
     return {
         "orgId": org_id,
         "agentId": agent_id,
@@ -71,20 +79,23 @@ def selection_view(org_id: str, agent_id: str, data: dict[str, Any]) -> dict[str
     }
 
 
-def fallback_of(selection: dict[str, Any]) -> dict[str, Any]:
+def fallback_of(selection: Selection) -> Fallback:
     """What a session gets when no evaluation decides: the selection's default target,
     under its first decision."""
-    return {"target": dict(selection["default"]), "decisionId": selection["decision"]["decisionId"]}
+    return {
+        "target": selection["default"].copy(),
+        "decisionId": selection["decision"]["decisionId"],
+    }
 
 
-def stuck(evaluation: dict[str, Any], now: datetime | None = None) -> bool:
+def stuck(evaluation: PendingEvaluation | Summary, now: datetime | None = None) -> bool:
     """An evaluation pending past its queue deadline, or evaluating past its lease."""
     return jobs.stuck(
         evaluation, EvaluationStatus.PENDING, EvaluationStatus.EVALUATING, now or utcnow()
     )
 
 
-def stuck_summary(evaluation: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+def stuck_summary(evaluation: PendingEvaluation, now: datetime | None = None) -> Summary:
     """The frozen summary of an evaluation that no worker finished in time: the default
     target, and an outcome that says why. Reads show it at once; the sweep or the next
     delivery stores it."""
@@ -98,10 +109,10 @@ def stuck_summary(evaluation: dict[str, Any], now: datetime | None = None) -> di
 
 
 def fallback_summary(
-    evaluation: dict[str, Any], reason: str, now: datetime | None = None
-) -> dict[str, Any]:
+    evaluation: PendingEvaluation, reason: str, now: datetime | None = None
+) -> Summary:
     """A frozen summary that applies the default target, for `reason`."""
-    fallback = evaluation[Outcome.FALLBACK]
+    fallback = evaluation["fallback"]
     return {
         "seq": evaluation["seq"],
         "at": now or utcnow(),

@@ -12,12 +12,35 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
 from functions.agentconnect import store
-from functions.agentconnect.documents import EvaluationStatus, Outcome, StepStatus
+from functions.agentconnect.documents import (
+    AgentSession,
+    Answer,
+    ChainLink,
+    Clipped,
+    Condition,
+    Details,
+    EvaluationStatus,
+    FrozenSelection,
+    FullAnswer,
+    ModelAnswer,
+    Outcome,
+    PendingEvaluation,
+    Question,
+    Selection,
+    StepRecord,
+    StepStatus,
+    StoredSelection,
+    Summary,
+    Target,
+)
+from functions.agentconnect.documents import (
+    Usage as UsageView,
+)
 from functions.agentconnect.lifecycle import LIFECYCLE
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.selection import (
@@ -30,13 +53,16 @@ from functions.agentconnect.selection import (
 )
 from functions.agentconnect.views import fallback_summary, stuck_summary
 from shared import jobs, logs
+from shared.answers import parse_strictly
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import FailureKind, GeminiError, Usage, generate_json, model_schema
-from shared.jobs import Claim, JobGoneError, Snapshots
+from shared.jobs import Claim, Job, JobGoneError, Snapshots
+from shared.jsonbody import JsonObject
 from shared.prompts import fenced
 from shared.retention import utcnow
-from shared.validation import issues_for, load_schema
+from shared.store import fields
+from shared.validation import Schema, issues_for, load_schema
 
 SESSION_PATH = re.compile(
     r"^orgs/(?P<org>[^/]+)/agents/(?P<agent>[^/]+)/agent_sessions/(?P<session>[^/]+)$"
@@ -52,7 +78,7 @@ one of the listed criteria names), "probability" your confidence in it from 0 to
 class StepResult:
     step: Step
     status: str
-    answer: dict[str, Any] | None
+    answer: Answer | None
     model: str
     usage: Usage
     latency_ms: float
@@ -60,30 +86,30 @@ class StepResult:
     raw_response: str
     detail: str = ""
     probability_source: str | None = None
-    condition: dict[str, Any] | None = None
+    condition: Condition | None = None
 
 
 @dataclass(frozen=True)
 class Frozen:
     """What the worker stores: the summary, and the details when there are any."""
 
-    outcome: str
+    outcome: Outcome
     steps: int
-    summary: dict[str, Any]
-    details: dict[str, Any] | None
+    summary: Summary
+    details: Details | None
 
 
 @dataclass
 class Decision:
-    outcome: str
+    outcome: Outcome
     reason: str
-    target: dict[str, Any]
+    target: Target
     deciding: StepResult | None
     results: list[StepResult] = field(default_factory=list)
 
 
-def _answer_schema(question: dict[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = model_schema(load_schema("agentconnect/model_answer"))
+def _answer_schema(question: Question) -> Schema:
+    schema = model_schema(load_schema("agentconnect/model_answer"))
     if question["type"] == "boolean":
         schema["properties"]["value"] = {"type": "boolean"}
     else:
@@ -91,12 +117,12 @@ def _answer_schema(question: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _prompt(step: Step, title: str, session_input: dict[str, Any]) -> str:
+def _prompt(step: Step, title: str, session_input: JsonObject) -> str:
     question = step.question
     lines = [f"Question: {question['instructions']}"]
     if question["type"] == "choice":
         lines.append("Answer with one of these criteria names:")
-        lines += [f"- {name}: {text}" for name, text in question["criteria"].items()]
+        lines += [f"- {name}: {text}" for name, text in question.get("criteria", {}).items()]
     else:
         lines.append("Answer true or false.")
     lines.append(
@@ -110,25 +136,27 @@ def _scrub(text: str) -> str:
     return text.replace(key, "[redacted]") if key else text
 
 
-def clip(text: str) -> dict[str, Any]:
+def clip(text: str) -> Clipped:
     limit = settings().agentconnect_raw_text_limit
     text = _scrub(text)
     return {"text": text[:limit], "truncated": len(text) > limit}
 
 
-def _checked_answer(question: dict[str, Any], data: Any) -> dict[str, Any] | None:
-    """The answer when it is one of the question's options, else None. Never coerced."""
+def _checked_answer(question: Question, data: Any) -> Answer | None:
+    """The answer when it is one of the question's options, else None. Never coerced:
+    it must pass the published schema, then parse strictly into `ModelAnswer`."""
     if issues_for("agentconnect/model_answer", data):
         return None
-    value = data["value"]
+    answer = parse_strictly(ModelAnswer, data)
+    value = answer["value"]
     if question["type"] == "boolean" and not isinstance(value, bool):
         return None
     if question["type"] == "choice" and value not in options(question):
         return None
-    return {"type": question["type"], "value": value, "probability": float(data["probability"])}
+    return {"type": question["type"], "value": value, "probability": float(answer["probability"])}
 
 
-def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetime) -> StepResult:
+def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -> StepResult:
     config = settings()
     prompt = _prompt(step, title, session_input)
     schema = _answer_schema(step.question)
@@ -191,7 +219,7 @@ def ask(step: Step, title: str, session_input: dict[str, Any], deadline: datetim
 
 
 def decide(
-    selection: dict[str, Any], title: str, session_input: dict[str, Any], deadline: datetime
+    selection: Selection, title: str, session_input: JsonObject, deadline: datetime
 ) -> Decision:
     default = selection["default"]
     results: list[StepResult] = []
@@ -206,7 +234,7 @@ def decide(
                 "rawResponse)"
             )
             reason = f"step {step.step_id} {why}; fell back to the default target"
-            return Decision(Outcome.FALLBACK, reason, dict(default), result, results)
+            return Decision(Outcome.FALLBACK, reason, default.copy(), result, results)
         for index, rule in enumerate(step.rules, start=1):
             if holds(rule["when"], result.answer):
                 result.condition = rule["when"]
@@ -218,14 +246,14 @@ def decide(
                 )
                 return Decision(Outcome.SELECTED, reason, target_of(rule, default), result, results)
     reason = f"no rule held at any of the {len(results)} steps; the default target applies"
-    return Decision(Outcome.DEFAULTED, reason, dict(default), results[-1], results)
+    return Decision(Outcome.DEFAULTED, reason, default.copy(), results[-1], results)
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def _usage(usage: Usage) -> UsageView:
     return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
 
 
-def _frozen_selection(selection: dict[str, Any]) -> dict[str, Any]:
+def _frozen_selection(selection: Selection) -> FrozenSelection:
     first = selection["decision"]
     return {
         "decisionId": first["decisionId"],
@@ -240,10 +268,10 @@ def _frozen_selection(selection: dict[str, Any]) -> dict[str, Any]:
 def records(
     seq: int,
     session_id: str,
-    session: dict[str, Any],
-    selection: dict[str, Any],
+    session: AgentSession,
+    selection: Selection,
     decision: Decision,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Summary, Details]:
     """The summary (kept) and the details (expiring) of a decision."""
     now = utcnow()
     details_expire = now + timedelta(hours=settings().agentconnect_details_retention_hours)
@@ -253,7 +281,7 @@ def records(
         sum(r.usage.output_tokens for r in decision.results),
     )
     answered = deciding is not None and deciding.answer is not None
-    summary = {
+    summary: Summary = {
         "seq": seq,
         "at": now,
         "sessionId": session_id,
@@ -263,7 +291,7 @@ def records(
         "outcome": decision.outcome,
         "reason": decision.reason,
         "target": decision.target,
-        "answer": dict(deciding.answer) if deciding and deciding.answer else None,
+        "answer": deciding.answer.copy() if deciding and deciding.answer else None,
         "requestedModel": settings().gemini_model,
         "actualModel": deciding.model if answered and deciding else None,
         "latencyMs": round(sum(r.latency_ms for r in decision.results), 3),
@@ -271,41 +299,17 @@ def records(
         "status": EvaluationStatus.FROZEN,
         "details_expires_at": details_expire,
     }
-    full_answer = None
+    full_answer: FullAnswer | None = None
     if deciding is not None and deciding.answer is not None:
         full_answer = {**deciding.answer, "probabilitySource": deciding.probability_source}
-    details = {
+    details: Details = {
         "selection": _frozen_selection(selection),
         "title": session["title"],
         "question": deciding.step.question if deciding else selection["decision"]["question"],
         "input": session["input"],
         "fullAnswer": full_answer,
-        "chain": [
-            {
-                "stepId": r.step.step_id,
-                "decisionId": r.step.decision_id,
-                "evaluation": {
-                    "status": r.status,
-                    "answer": r.answer,
-                    "model": r.model,
-                    "usage": _usage(r.usage),
-                },
-            }
-            for r in decision.results
-        ],
-        "steps": [
-            {
-                "stepId": r.step.step_id,
-                "decisionId": r.step.decision_id,
-                "providerId": PROVIDER_ID,
-                "model": settings().gemini_model,
-                "question": r.step.question,
-                "condition": r.condition,
-                "rawRequest": clip(r.raw_request),
-                "rawResponse": clip(r.raw_response),
-            }
-            for r in decision.results
-        ],
+        "chain": [_link(r) for r in decision.results],
+        "steps": [_step_record(r) for r in decision.results],
         "rawRequest": clip(deciding.raw_request) if deciding else clip(""),
         "rawResponse": clip(deciding.raw_response) if deciding else clip(""),
         "expires_at": details_expire,
@@ -313,7 +317,33 @@ def records(
     return summary, details
 
 
-def freeze(claimed: Claim, summary: dict[str, Any], details: dict[str, Any] | None) -> bool:
+def _link(result: StepResult) -> ChainLink:
+    return {
+        "stepId": result.step.step_id,
+        "decisionId": result.step.decision_id,
+        "evaluation": {
+            "status": result.status,
+            "answer": result.answer,
+            "model": result.model,
+            "usage": _usage(result.usage),
+        },
+    }
+
+
+def _step_record(result: StepResult) -> StepRecord:
+    return {
+        "stepId": result.step.step_id,
+        "decisionId": result.step.decision_id,
+        "providerId": PROVIDER_ID,
+        "model": settings().gemini_model,
+        "question": result.step.question,
+        "condition": result.condition,
+        "rawRequest": clip(result.raw_request),
+        "rawResponse": clip(result.raw_response),
+    }
+
+
+def freeze(claimed: Claim, summary: Summary, details: Details | None) -> bool:
     """Store the decision while the claim holds; a claim that lost its lease stores the
     fallback that reads were already showing. True when this decision was stored."""
     seq = claimed.job["seq"]
@@ -321,27 +351,28 @@ def freeze(claimed: Claim, summary: dict[str, Any], details: dict[str, Any] | No
 
     def write(
         transaction: firestore.Transaction,
-        current: dict[str, Any] | None,
+        job: Job | None,
         held: bool,
         _snapshots: Snapshots,
     ) -> bool:
+        current = cast(PendingEvaluation | None, job)
         if current is None or current["status"] != EvaluationStatus.EVALUATING:
             return False
         if not held:
-            transaction.set(claimed.ref, stuck_summary(current))
+            transaction.set(claimed.ref, fields(stuck_summary(current)))
             return False
-        transaction.set(claimed.ref, summary)
+        transaction.set(claimed.ref, fields(summary))
         if details is not None:
-            transaction.set(details_ref, details)
+            transaction.set(details_ref, fields(details))
         return True
 
     return jobs.settle(claimed, EvaluationStatus.EVALUATING, write)
 
 
-def _evaluate(claimed: Claim, session: dict[str, Any], session_id: str) -> Frozen:
+def _evaluate(claimed: Claim, session: AgentSession, session_id: str) -> Frozen:
     agent = claimed.ref.parent.parent
     version = agent.collection("selections").document(str(session["selection_version"]))
-    stored = version.get().to_dict()
+    stored = cast(StoredSelection | None, version.get().to_dict())
     if stored is None:
         raise LookupError(f"selection version {session['selection_version']} is gone")
     selection = stored["selection"]
@@ -358,7 +389,9 @@ def process(event: DocumentEvent) -> None:
         )
         return
     org_id, agent_id, session_id = match.group("org"), match.group("agent"), match.group("session")
-    session = store.session_ref(org_id, agent_id, session_id).get().to_dict()
+    session = cast(
+        AgentSession | None, store.session_ref(org_id, agent_id, session_id).get().to_dict()
+    )
     if session is None:
         raise JobGoneError(event.path)
     claimed = jobs.claim(store.evaluation_ref(org_id, agent_id, session["seq"]), LIFECYCLE)
@@ -371,7 +404,8 @@ def process(event: DocumentEvent) -> None:
     def failed(code: str, error: GeminiError | None) -> Frozen:
         cause = error.detail if error is not None else "the worker failed unexpectedly"
         reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
-        return Frozen(Outcome.FALLBACK, 0, fallback_summary(claimed.job, reason), None)
+        pending = cast(PendingEvaluation, claimed.job)
+        return Frozen(Outcome.FALLBACK, 0, fallback_summary(pending, reason), None)
 
     frozen = jobs.run(claimed, lambda job: _evaluate(job, session, session_id), failed)
     stored = freeze(claimed, frozen.summary, frozen.details)

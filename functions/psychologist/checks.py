@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from functions.psychologist.documents import Finding
 from shared.validation import issues_for
 
 
@@ -24,7 +25,7 @@ def output_issues(output: Any) -> list[str]:
     ]
 
 
-def reasons_to_reject(hypothesis: dict[str, Any], facts: SessionFacts) -> list[str]:
+def reasons_to_reject(hypothesis: Finding, facts: SessionFacts) -> list[str]:
     """What the session's record contradicts in a schema-valid hypothesis (the published
     schema already requires a cited event and a confidence within 0..100)."""
     reasons: list[str] = []

@@ -1,8 +1,15 @@
-"""The Psychologist's statuses and codes, as stored and published."""
+"""The Psychologist's stored documents, replies, statuses and codes. TypedDicts cost
+nothing at run time; Firestore data is cast to them where it is read. Hypotheses are
+stored in the contract's camelCase; sessions, analyses and events keep the snake_case
+they were first stored with (the views turn them into the contract's names)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 
 class AnalysisStatus(StrEnum):
@@ -24,10 +31,235 @@ class AnalysisFailure(StrEnum):
 class SessionState(StrEnum):
     OPEN = "open"
     CLOSED = "closed"
+    """Ended by its agent."""
     CLOSED_ABNORMALLY = "closed_abnormally"
+    """Ended by a crash report or by the heartbeat timeout: queues an analysis."""
 
 
 class HypothesisStatus(StrEnum):
     PROPOSED = "proposed"
+    """Stored by an analysis; no person has decided on it yet."""
     ACCEPTED = "accepted"
     DISMISSED = "dismissed"
+
+
+class Event(TypedDict):
+    """One agent session event, as sent (`schemas/psychologist/event.json`)."""
+
+    id: str
+    agent: str
+    type: str
+    at: str
+    taskId: NotRequired[str]
+    data: NotRequired[dict[str, Any]]
+
+
+class StoredEvent(TypedDict):
+    """`projects/{p}/sessions/{s}/events/{eventId}`: what makes ingestion idempotent and
+    the audit read possible. The event itself lives once, in its chunk; events stored
+    before chunks were referenced carry it here as `event`."""
+
+    hash: str
+    chunk: NotRequired[str]
+    index: NotRequired[int]
+    event: NotRequired[Event]
+    received_at: datetime
+    expires_at: datetime
+
+
+class EventChunk(TypedDict):
+    """`projects/{p}/sessions/{s}/event_chunks/{c}`: a batch's new events as one JSON array."""
+
+    events_json: str
+    expires_at: datetime
+
+
+class Session(TypedDict):
+    """`projects/{p}/sessions/{s}`."""
+
+    state: SessionState
+    agents: list[str]
+    event_count: int
+    created_at: datetime
+    first_event_at: NotRequired[datetime | None]
+    last_event_at: NotRequired[datetime | None]
+    last_seen_at: NotRequired[datetime]
+    cause: NotRequired[str | None]
+    ended_at: NotRequired[datetime]
+    analysis_id: NotRequired[str | None]
+
+
+class Signal(TypedDict):
+    kind: str
+    agent: str
+    summary: str
+    eventIds: list[str]
+
+
+class ModelCallRecord(TypedDict):
+    phase: str
+    inputTokens: int
+    outputTokens: int
+    estimatedInputTokens: int
+
+
+class Rejected(TypedDict):
+    phase: str
+    hypothesis: dict[str, Any]
+    """What the model proposed, as it proposed it (or its raw output when unparsable)."""
+    reasons: list[str]
+
+
+class TokenUsage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+class Analysis(TypedDict):
+    """`projects/{p}/analyses/{a}`: its creation runs the worker."""
+
+    id: str
+    project_id: str
+    session_id: str
+    status: AnalysisStatus
+    failure_code: str | None
+    trigger: str
+    requested_by: str | None
+    created_at: datetime
+    expires_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    lease_until: datetime | None
+    claim: NotRequired[str]
+    signals: NotRequired[list[Signal]]
+    event_count: NotRequired[int]
+    chunk_count: NotRequired[int]
+    calls: NotRequired[list[ModelCallRecord]]
+    usage: NotRequired[TokenUsage]
+    rejected: NotRequired[list[Rejected]]
+    hypothesis_ids: NotRequired[list[str]]
+
+
+class TerminationFinding(TypedDict):
+    analise: str
+
+
+class Proposal(TypedDict):
+    """What every hypothesis says, from the model's answer to the stored document."""
+
+    agenteAlvo: str
+    observacao: str
+    hipotese: str
+    sugestao: str
+    confiancaPercent: float
+    evidenceEventIds: list[str]
+
+
+class Finding(Proposal):
+    """One hypothesis as Gemini proposes it (`schemas/psychologist/model_output.json`)."""
+
+    terminationAnalysis: TerminationFinding | None
+
+
+class ModelOutput(TypedDict):
+    hypotheses: list[Finding]
+
+
+class TerminationAnalysis(TypedDict):
+    causa: str | None
+    estadoDaSessao: str | None
+    analise: str
+
+
+class DecidedBy(TypedDict):
+    userId: str
+    credentialClass: str | None
+    displayName: str | None
+
+
+class HypothesisFields(Proposal):
+    """What a stored hypothesis and its published view share."""
+
+    id: str
+    projectId: str
+    sessionId: str
+    analysisId: str
+    terminationAnalysis: TerminationAnalysis | None
+
+
+class Hypothesis(HypothesisFields):
+    """`projects/{p}/hypotheses/{h}`: the contract's fields, plus copies of the events it
+    cites (so that it outlives them) and its expiry."""
+
+    status: HypothesisStatus
+    decidedBy: DecidedBy | str | None
+    """A bare user id on decisions stored before `decidedBy` became an object."""
+    decidedAt: datetime | None
+    createdAt: datetime
+    updatedAt: datetime
+    expires_at: datetime
+    evidenceEvents: list[Event]
+
+
+class Decision(TypedDict):
+    """`projects/{p}/hypotheses/{h}/decisions/{d}`: the decision history, append-only."""
+
+    status: str
+    previousStatus: str
+    reason: str | None
+    decidedBy: DecidedBy
+    decidedAt: datetime
+    requestId: str
+    expires_at: datetime | None
+
+
+class HypothesisView(HypothesisFields):
+    status: str
+    decidedBy: DecidedBy | None
+    decidedAt: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class SessionView(TypedDict):
+    projectId: str
+    sessionId: str
+    state: str
+    cause: str | None
+    agents: list[str]
+    eventCount: int
+    firstEventAt: str | None
+    lastEventAt: str | None
+    endedAt: str | None
+    analysisId: str | None
+
+
+class AnalysisCounts(TypedDict):
+    events: int
+    chunks: int
+    calls: int
+    hypotheses: int
+    rejected: int
+
+
+class UsageView(TypedDict):
+    inputTokens: int
+    outputTokens: int
+
+
+class AnalysisView(TypedDict):
+    id: str
+    projectId: str
+    sessionId: str
+    status: str
+    failureCode: str | None
+    trigger: str
+    createdAt: str
+    startedAt: str | None
+    finishedAt: str | None
+    counts: AnalysisCounts
+    usage: UsageView
+    calls: list[ModelCallRecord]
+    signals: list[Signal]
+    hypothesisIds: list[str]
+    rejected: list[Rejected]

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
-from google.cloud import firestore
-
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisStatus
-from shared.config import settings
-from shared.jobs import UNCONFIRMED, Lifecycle, failed
-
-
-def _end_stuck(
-    transaction: firestore.Transaction, ref: firestore.DocumentReference, _analysis: dict[str, Any]
-) -> None:
-    transaction.update(ref, failed(UNCONFIRMED))
-
+from shared.jobs import Lifecycle
 
 LIFECYCLE = Lifecycle(
-    collection=store.ANALYSES,
-    waiting=AnalysisStatus.QUEUED,
-    running=AnalysisStatus.PROCESSING,
-    lease=lambda: timedelta(seconds=settings().psychologist_lease_seconds),
-    end_stuck=_end_stuck,
+    store.ANALYSES,
+    AnalysisStatus.QUEUED,
+    AnalysisStatus.PROCESSING,
+    lambda config: config.psychologist_lease_seconds,
 )
+"""A stuck analysis fails `generation_unconfirmed`."""

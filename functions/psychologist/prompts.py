@@ -8,8 +8,8 @@ events they cite, so every hypothesis still cites events by id.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from functions.psychologist.documents import Event, Finding, Session, Signal
 from shared.gemini import estimate_tokens
 from shared.prompts import fenced
 
@@ -42,14 +42,15 @@ class ModelCall:
         return estimate_tokens(SYSTEM + self.text)
 
 
-def event_line(event: dict[str, Any]) -> str:
-    shown = {
-        key: event[key] for key in ("id", "agent", "type", "at", "taskId", "data") if key in event
-    }
-    return fenced(shown)
+EVENT_FIELDS = ("id", "agent", "type", "at", "taskId", "data")
 
 
-def _header(session: dict[str, Any], signals: list[dict[str, Any]]) -> str:
+def event_line(event: Event) -> str:
+    """The event with its fields in one fixed order, whatever order the client sent."""
+    return fenced({key: event.get(key) for key in EVENT_FIELDS if key in event})
+
+
+def _header(session: Session, signals: list[Signal]) -> str:
     summary = {
         "state": session.get("state"),
         "cause": session.get("cause"),
@@ -74,9 +75,9 @@ def chunk_lines(lines: list[str], budget_tokens: int) -> list[list[str]]:
 
 
 def analysis_calls(
-    session: dict[str, Any],
-    signals: list[dict[str, Any]],
-    events: list[dict[str, Any]],
+    session: Session,
+    signals: list[Signal],
+    events: list[Event],
     budget_tokens: int,
 ) -> list[ModelCall]:
     """One call when the whole log fits the budget, else one call per chunk."""
@@ -100,10 +101,10 @@ def analysis_calls(
 
 
 def combine_call(
-    session: dict[str, Any],
-    signals: list[dict[str, Any]],
-    findings: list[dict[str, Any]],
-    cited_events: list[dict[str, Any]],
+    session: Session,
+    signals: list[Signal],
+    findings: list[Finding],
+    cited_events: list[Event],
 ) -> ModelCall:
     header = _header(session, signals)
     lines = "\n".join(event_line(event) for event in cited_events)

@@ -6,36 +6,47 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.psychologist import store
-from functions.psychologist.documents import AnalysisStatus, SessionState
+from functions.psychologist.documents import (
+    Analysis,
+    AnalysisStatus,
+    Decision,
+    Event,
+    EventChunk,
+    Hypothesis,
+    Session,
+    SessionState,
+    StoredEvent,
+)
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.views import analysis_view, decider, hypothesis_view, session_view
 from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
-from shared.errors import ApiError, ErrorCode, conflict, not_found
+from shared.errors import ApiError, ErrorCode, Issue, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import is_expired, parse_instant, utcnow
-from shared.store import transact
+from shared.store import Changes, fields, transact
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
 SWEEP_BATCH = 200
 
 
-def _canonical(event: dict[str, Any]) -> str:
+def _canonical(event: Event) -> str:
     return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()
 
 
-def _check_data_sizes(events: list[dict[str, Any]]) -> None:
-    issues = [
+def _check_data_sizes(events: list[Event]) -> None:
+    issues: list[Issue] = [
         {
             "path": ["events", index, "data"],
             "message": f"data is over {MAX_DATA_BYTES} bytes",
@@ -48,9 +59,9 @@ def _check_data_sizes(events: list[dict[str, Any]]) -> None:
         raise ApiError(ErrorCode.INVALID_REQUEST, "An event's data is too large.", issues=issues)
 
 
-def _unique_in_batch(events: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:
+def _unique_in_batch(events: list[Event]) -> tuple[dict[str, Event], int]:
     """The batch's events by id, and how many repeated an earlier one exactly."""
-    unique: dict[str, dict[str, Any]] = {}
+    unique: dict[str, Event] = {}
     repeats = 0
     for event in events:
         earlier = unique.get(event["id"])
@@ -63,19 +74,20 @@ def _unique_in_batch(events: list[dict[str, Any]]) -> tuple[dict[str, dict[str, 
     return unique, repeats
 
 
-def event_chunks(events: list[dict[str, Any]]) -> list[str]:
-    """The batch's new events as JSON arrays, each well under Firestore's 1 MiB document
-    limit. The analysis reads these few documents instead of one document per event."""
-    chunks: list[list[str]] = [[]]
+def event_chunks(events: list[Event]) -> list[list[tuple[Event, str]]]:
+    """The batch's new events, JSON-encoded, grouped into arrays that each stay well under
+    Firestore's 1 MiB document limit. The analysis reads these few documents instead of
+    one document per event; each event's own document points at its place in them."""
+    chunks: list[list[tuple[Event, str]]] = [[]]
     size = 0
     for event in events:
         encoded = json.dumps(event, separators=(",", ":"))
         if chunks[-1] and size + len(encoded) > CHUNK_BYTES:
             chunks.append([])
             size = 0
-        chunks[-1].append(encoded)
+        chunks[-1].append((event, encoded))
         size += len(encoded) + 1
-    return ["[" + ",".join(chunk) + "]" for chunk in chunks if chunk]
+    return [chunk for chunk in chunks if chunk]
 
 
 def ingest_events(call: Call) -> Reply:
@@ -91,11 +103,11 @@ def ingest_events(call: Call) -> Reply:
     def apply(transaction: firestore.Transaction) -> Reply:
         refs = [session, *event_refs.values()]
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = snapshots[session.path].to_dict() if snapshots[session.path].exists else None
+        current = cast(Session | None, snapshots[session.path].to_dict())
         if current is not None and current["state"] != SessionState.OPEN:
             raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
         now = utcnow()
-        fresh: list[dict[str, Any]] = []
+        fresh: list[Event] = []
         duplicates = repeats
         for event_id, event in batch.items():
             stored = snapshots[event_refs[event_id].path]
@@ -105,22 +117,21 @@ def ingest_events(call: Call) -> Reply:
                 duplicates += 1
             else:
                 raise conflict(f"Event {event_id} was already received with a different body.")
-        for event in fresh:
-            transaction.create(
-                event_refs[event["id"]],
-                {
-                    "event": event,
-                    "at": parse_instant(event["at"]),
+        expires = now + retention
+        for grouped in event_chunks(fresh):
+            chunk_ref = store.event_chunks(project_id, session_id).document(new_ulid())
+            encoded = ",".join(text for _, text in grouped)
+            chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
+            transaction.create(chunk_ref, fields(chunk))
+            for index, (event, _) in enumerate(grouped):
+                stored_event: StoredEvent = {
                     "hash": _canonical(event),
+                    "chunk": chunk_ref.id,
+                    "index": index,
                     "received_at": now,
-                    "expires_at": now + retention,
-                },
-            )
-        for chunk in event_chunks(fresh):
-            transaction.create(
-                store.event_chunks(project_id, session_id).document(new_ulid()),
-                {"events_json": chunk, "expires_at": now + retention},
-            )
+                    "expires_at": expires,
+                }
+                transaction.create(event_refs[event["id"]], fields(stored_event))
         _track_session(transaction, session, current, fresh, now)
         return Reply({"accepted": len(fresh), "duplicates": duplicates})
 
@@ -130,36 +141,34 @@ def ingest_events(call: Call) -> Reply:
 def _track_session(
     transaction: firestore.Transaction,
     session: firestore.DocumentReference,
-    current: dict[str, Any] | None,
-    fresh: list[dict[str, Any]],
+    current: Session | None,
+    fresh: list[Event],
     now: datetime,
 ) -> None:
     if not fresh and current is not None:
         return
     times = [parse_instant(event["at"]) for event in fresh]
-    known = current or {
+    known: Session = current or {
         "state": SessionState.OPEN,
         "agents": [],
         "event_count": 0,
         "created_at": now,
     }
     first, last = known.get("first_event_at"), known.get("last_event_at")
-    transaction.set(
-        session,
-        {
-            **known,
-            "agents": sorted(set(known["agents"]) | {event["agent"] for event in fresh}),
-            "event_count": known["event_count"] + len(fresh),
-            "first_event_at": min([t for t in [first, *times] if t is not None], default=None),
-            "last_event_at": max([t for t in [last, *times] if t is not None], default=None),
-            "last_seen_at": now,
-        },
-    )
+    tracked: Session = {
+        **known,
+        "agents": sorted(set(known["agents"]) | {event["agent"] for event in fresh}),
+        "event_count": known["event_count"] + len(fresh),
+        "first_event_at": min([t for t in [first, *times] if t is not None], default=None),
+        "last_event_at": max([t for t in [last, *times] if t is not None], default=None),
+        "last_seen_at": now,
+    }
+    transaction.set(session, fields(tracked))
 
 
 def _new_analysis(
     project_id: str, session_id: str, trigger: str, requested_by: str | None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, Analysis]:
     analysis_id = new_ulid()
     now = utcnow()
     return analysis_id, {
@@ -184,10 +193,10 @@ def close_session(
     session_id: str,
     state: str,
     cause: str | None,
-    current: dict[str, Any],
-) -> dict[str, Any]:
+    current: Session,
+) -> Session:
     """End an open session; an abnormal end queues its analysis in the same transaction."""
-    changes: dict[str, Any] = {
+    changes: Changes = {
         "state": state,
         "cause": cause,
         "ended_at": utcnow(),
@@ -195,10 +204,10 @@ def close_session(
     }
     if state == SessionState.CLOSED_ABNORMALLY:
         analysis_id, analysis = _new_analysis(project_id, session_id, "abnormal_end", None)
-        transaction.create(store.analysis_ref(project_id, analysis_id), analysis)
+        transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
         changes["analysis_id"] = analysis_id
     transaction.update(store.session_ref(project_id, session_id), changes)
-    return {**current, **changes}
+    return cast(Session, {**current, **changes})
 
 
 def end_session(call: Call) -> Reply:
@@ -208,11 +217,11 @@ def end_session(call: Call) -> Reply:
         cause = "reported_abnormal"
     session = store.session_ref(project_id, session_id)
 
-    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+    def apply(transaction: firestore.Transaction) -> Session:
         snapshot = session.get(transaction=transaction)
         if not snapshot.exists:
             raise not_found("The session")
-        current = snapshot.to_dict() or {}
+        current = cast(Session, snapshot.to_dict())
         if current["state"] != SessionState.OPEN:
             raise conflict(f"The session has already ended ({current['state']}).")
         return close_session(transaction, project_id, session_id, state, cause, current)
@@ -252,11 +261,11 @@ def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime)
     project_id = session.parent.parent.id
 
     def apply(transaction: firestore.Transaction) -> bool:
-        current = session.get(transaction=transaction).to_dict()
+        current = cast(Session | None, session.get(transaction=transaction).to_dict())
         if (
             current is None
             or current["state"] != SessionState.OPEN
-            or current["last_seen_at"] >= cutoff
+            or current.get("last_seen_at", cutoff) >= cutoff
         ):
             return False
         close_session(
@@ -277,13 +286,13 @@ def create_analysis(call: Call) -> Reply:
     if not store.session_ref(project_id, session_id).get().exists:
         raise not_found("The session")
     analysis_id, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
-    store.analysis_ref(project_id, analysis_id).create(analysis)
+    store.analysis_ref(project_id, analysis_id).create(fields(analysis))
     return Reply(analysis_view(analysis), status=202)
 
 
 def get_analysis(call: Call) -> Reply:
     snapshot = store.analysis_ref(call.params["projectId"], call.params["analysisId"]).get()
-    analysis = snapshot.to_dict() if snapshot.exists else None
+    analysis = cast(Analysis | None, snapshot.to_dict())
     if analysis is None or is_expired(analysis):
         raise not_found("The analysis")
     return Reply(analysis_view(analysis))
@@ -301,7 +310,7 @@ def _decode_page_token(token: str) -> tuple[datetime, str]:
         ) from error
 
 
-def _page_token(last: dict[str, Any]) -> str:
+def _page_token(last: Hypothesis) -> str:
     raw = json.dumps([last["createdAt"].isoformat(), last["id"]]).encode()
     return base64.urlsafe_b64encode(raw).decode()
 
@@ -320,7 +329,7 @@ def list_hypotheses(call: Call) -> Reply:
         created, hypothesis_id = _decode_page_token(params["pageToken"])
         query = query.start_after({"createdAt": created, "id": hypothesis_id})
     now = utcnow()
-    found = [snapshot.to_dict() or {} for snapshot in query.limit(limit + 1).stream()]
+    found = [cast(Hypothesis, s.to_dict()) for s in query.limit(limit + 1).stream()]
     page = found[:limit]
     shown = [data for data in page if not is_expired(data, now)]
     headers = {"X-Next-Page-Token": _page_token(page[-1])} if len(found) > limit else {}
@@ -331,32 +340,30 @@ def decide(call: Call) -> Reply:
     project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
     ref = store.hypotheses(project_id).document(hypothesis_id)
 
-    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+    def apply(transaction: firestore.Transaction) -> Hypothesis:
         snapshot = ref.get(transaction=transaction)
-        current = snapshot.to_dict() if snapshot.exists else None
+        current = cast(Hypothesis | None, snapshot.to_dict())
         if current is None or is_expired(current):
             raise not_found("The hypothesis")
         now = utcnow()
-        changes = {
+        changes: Changes = {
             "status": call.body["status"],
             "decidedBy": decider(call.principal),
             "decidedAt": now,
             "updatedAt": now,
         }
         transaction.update(ref, changes)
-        transaction.create(
-            ref.collection("decisions").document(new_ulid()),
-            {
-                "status": call.body["status"],
-                "previousStatus": current["status"],
-                "reason": call.body.get("reason"),
-                "decidedBy": decider(call.principal),
-                "decidedAt": now,
-                "requestId": call.request_id,
-                "expires_at": current.get("expires_at"),
-            },
-        )
-        return {**current, **changes}
+        decision: Decision = {
+            "status": call.body["status"],
+            "previousStatus": current["status"],
+            "reason": call.body.get("reason"),
+            "decidedBy": decider(call.principal),
+            "decidedAt": now,
+            "requestId": call.request_id,
+            "expires_at": current.get("expires_at"),
+        }
+        transaction.create(ref.collection("decisions").document(new_ulid()), fields(decision))
+        return cast(Hypothesis, {**current, **changes})
 
     return Reply(hypothesis_view(transact(apply)))
 
@@ -365,12 +372,48 @@ def read_events(call: Call) -> Reply:
     project_id, session_id = call.params["projectId"], call.params["sessionId"]
     ids = list(dict.fromkeys(call.params["ids"].split(",")))
     collection = store.events(project_id, session_id)
-    snapshots = {s.id: s for s in db().get_all([collection.document(i) for i in ids])}
-    found, missing = [], []
+    client = db()
+    now = utcnow()
+    snapshots = {s.id: s for s in client.get_all([collection.document(i) for i in ids])}
+    stored = {
+        event_id: cast(StoredEvent, snapshot.to_dict())
+        for event_id, snapshot in snapshots.items()
+        if snapshot.exists and not is_expired(snapshot.to_dict() or {}, now)
+    }
+    chunks = _chunks_of(client, project_id, session_id, stored.values(), now)
+    found: list[Event] = []
     for event_id in ids:
-        data = snapshots[event_id].to_dict() if snapshots[event_id].exists else None
-        if data is None or is_expired(data):
-            missing.append(event_id)
-        else:
-            found.append(data["event"])
+        event = _event_of(stored.get(event_id), chunks)
+        if event is not None:
+            found.append(event)
+    returned = {event["id"] for event in found}
+    missing = [event_id for event_id in ids if event_id not in returned]
     return Reply({"events": found, "missing": missing})
+
+
+def _chunks_of(
+    client: firestore.Client,
+    project_id: str,
+    session_id: str,
+    stored: Iterable[StoredEvent],
+    now: datetime,
+) -> dict[str, list[Event]]:
+    """The retained chunks that hold `stored` events, decoded, read in one round trip."""
+    collection = store.event_chunks(project_id, session_id)
+    names = sorted({data["chunk"] for data in stored if "chunk" in data})
+    chunks: dict[str, list[Event]] = {}
+    for snapshot in client.get_all([collection.document(name) for name in names]):
+        data = cast(EventChunk | None, snapshot.to_dict())
+        if data is not None and not is_expired(data, now):
+            chunks[snapshot.id] = cast(list[Event], json.loads(data["events_json"]))
+    return chunks
+
+
+def _event_of(stored: StoredEvent | None, chunks: dict[str, list[Event]]) -> Event | None:
+    """An event from its chunk; events stored before chunks were referenced hold it."""
+    if stored is None:
+        return None
+    if "event" in stored:
+        return stored["event"]
+    chunk = chunks.get(stored.get("chunk", ""))
+    return chunk[stored["index"]] if chunk is not None and "index" in stored else None

@@ -6,9 +6,8 @@ They ground the model: it is shown what can be counted for certain before it gue
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
-from functions.psychologist.documents import SessionState
+from functions.psychologist.documents import Event, Session, SessionState, Signal
 
 REOPENS_TO_SIGNAL = 2
 REPEATED_ERRORS_TO_SIGNAL = 3
@@ -19,23 +18,22 @@ EVENT_IDS_SHOWN = 10
 signals, so they must stay small whatever the size of the log."""
 
 
-def _signal(kind: str, agent: str, summary: str, event_ids: list[str]) -> dict[str, Any]:
+Counted = tuple[int, Signal]
+"""A signal and how many events stand behind it (it names at most EVENT_IDS_SHOWN)."""
+
+
+def _signal(kind: str, agent: str, summary: str, event_ids: list[str]) -> Counted:
     half = EVENT_IDS_SHOWN // 2
     shown = event_ids if len(event_ids) <= EVENT_IDS_SHOWN else event_ids[:half] + event_ids[-half:]
-    return {
-        "kind": kind,
-        "agent": agent,
-        "summary": summary,
-        "eventIds": shown,
-        "count": len(event_ids),
-    }
+    return len(event_ids), {"kind": kind, "agent": agent, "summary": summary, "eventIds": shown}
 
 
-def reopened_tasks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def reopened_tasks(events: list[Event]) -> list[Counted]:
     reopens: dict[tuple[str, str], list[str]] = defaultdict(list)
     for event in events:
-        if event["type"] == "task.reopened" and event.get("taskId"):
-            reopens[(event["agent"], event["taskId"])].append(event["id"])
+        task = event.get("taskId")
+        if event["type"] == "task.reopened" and task:
+            reopens[(event["agent"], task)].append(event["id"])
     return [
         _signal("task_reopened", agent, f"task {task} reopened {len(ids)} times", ids)
         for (agent, task), ids in reopens.items()
@@ -43,14 +41,14 @@ def reopened_tasks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _error_key(event: dict[str, Any]) -> str:
+def _error_key(event: Event) -> str:
     data = event.get("data") or {}
     tool = str(data.get("tool") or data.get("name") or "")
     message = str(data.get("error") or data.get("message") or data.get("code") or "")
     return f"{tool}: {message[:200]}"
 
 
-def repeated_tool_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def repeated_tool_errors(events: list[Event]) -> list[Counted]:
     errors: dict[tuple[str, str], list[str]] = defaultdict(list)
     for event in events:
         if event["type"] == "tool.error":
@@ -62,9 +60,7 @@ def repeated_tool_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def last_events_before_abnormal_end(
-    events: list[dict[str, Any]], session: dict[str, Any]
-) -> list[dict[str, Any]]:
+def last_events_before_abnormal_end(events: list[Event], session: Session) -> list[Counted]:
     if session.get("state") != SessionState.CLOSED_ABNORMALLY or not events:
         return []
     tail = events[-EVENTS_BEFORE_END:]
@@ -80,12 +76,11 @@ def last_events_before_abnormal_end(
     ]
 
 
-def find_signals(events: list[dict[str, Any]], session: dict[str, Any]) -> list[dict[str, Any]]:
+def find_signals(events: list[Event], session: Session) -> list[Signal]:
     """`events` in log order (by `at`, then id). The abnormal end first, then the
     strongest signals, at most MAX_SIGNALS."""
     ending = last_events_before_abnormal_end(events, session)
     counted = sorted(
-        [*reopened_tasks(events), *repeated_tool_errors(events)],
-        key=lambda signal: -int(signal["count"]),
+        [*reopened_tasks(events), *repeated_tool_errors(events)], key=lambda found: -found[0]
     )
-    return [{k: v for k, v in s.items() if k != "count"} for s in [*ending, *counted][:MAX_SIGNALS]]
+    return [signal for _, signal in [*ending, *counted][:MAX_SIGNALS]]

@@ -2,8 +2,9 @@
 
 projects/{p}                                  tenant
 projects/{p}/sessions/{s}                     state, agents, counts, first/last event time
-projects/{p}/sessions/{s}/events/{eventId}    one event as sent: for idempotency and audit
-projects/{p}/sessions/{s}/event_chunks/{c}    the same events as JSON arrays, for analysis
+projects/{p}/sessions/{s}/events/{eventId}    an event's hash (idempotency) and its place in
+                                              a chunk (audit reads), not the event itself
+projects/{p}/sessions/{s}/event_chunks/{c}    a batch's events as one JSON array: the only copy
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
 
-from functions.psychologist.documents import AnalysisStatus
+from functions.psychologist.documents import (
+    Analysis,
+    AnalysisStatus,
+    AnalysisView,
+    DecidedBy,
+    Hypothesis,
+    HypothesisView,
+    Session,
+    SessionView,
+)
 from shared import jobs
 from shared.auth import Principal
 from shared.jobs import UNCONFIRMED
@@ -16,7 +24,7 @@ def _iso_or_none(moment: datetime | None) -> str | None:
     return iso(moment) if moment is not None else None
 
 
-def decider(principal: Principal) -> dict[str, Any]:
+def decider(principal: Principal) -> DecidedBy:
     """Who decides, as stored with the decision and shown as `decidedBy`."""
     return {
         "userId": principal.user_id,
@@ -25,14 +33,14 @@ def decider(principal: Principal) -> dict[str, Any]:
     }
 
 
-def _decided_by(stored: Any) -> dict[str, Any] | None:
+def _decided_by(stored: DecidedBy | str | None) -> DecidedBy | None:
     """Decisions stored before `decidedBy` became an object kept the user id alone."""
     if isinstance(stored, str):
         return {"userId": stored, "credentialClass": None, "displayName": None}
-    return cast(dict[str, Any] | None, stored)
+    return stored
 
 
-def hypothesis_view(data: dict[str, Any]) -> dict[str, Any]:
+def hypothesis_view(data: Hypothesis) -> HypothesisView:
     """Exactly the contract's fields: the stored event copies stay internal."""
     return {
         "id": data["id"],
@@ -54,7 +62,7 @@ def hypothesis_view(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def session_view(project_id: str, session_id: str, data: Session) -> SessionView:
     return {
         "projectId": project_id,
         "sessionId": session_id,
@@ -69,7 +77,7 @@ def session_view(project_id: str, session_id: str, data: dict[str, Any]) -> dict
     }
 
 
-def analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
+def analysis_state(data: Analysis) -> tuple[str, str | None]:
     """An analysis processing past its lease, or queued past its queue deadline, failed
     unconfirmed, as a reader must see it (the sweep or the next delivery stores that)."""
     if jobs.stuck(data, AnalysisStatus.QUEUED, AnalysisStatus.PROCESSING, utcnow()):
@@ -77,8 +85,8 @@ def analysis_state(data: dict[str, Any]) -> tuple[str, str | None]:
     return data["status"], data.get("failure_code")
 
 
-def analysis_view(data: dict[str, Any]) -> dict[str, Any]:
-    usage = data.get("usage", {})
+def analysis_view(data: Analysis) -> AnalysisView:
+    usage = data.get("usage") or {"input_tokens": 0, "output_tokens": 0}
     status, failure = analysis_state(data)
     return {
         "id": data["id"],
@@ -98,8 +106,8 @@ def analysis_view(data: dict[str, Any]) -> dict[str, Any]:
             "rejected": len(data.get("rejected", [])),
         },
         "usage": {
-            "inputTokens": usage.get("input_tokens", 0),
-            "outputTokens": usage.get("output_tokens", 0),
+            "inputTokens": usage["input_tokens"],
+            "outputTokens": usage["output_tokens"],
         },
         "calls": data.get("calls", []),
         "signals": data.get("signals", []),

@@ -13,17 +13,28 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
 from functions.psychologist.documents import (
+    Analysis,
     AnalysisFailure,
     AnalysisStatus,
+    Event,
+    EventChunk,
+    Finding,
+    Hypothesis,
     HypothesisStatus,
+    ModelCallRecord,
+    ModelOutput,
+    Rejected,
+    Session,
     SessionState,
+    Signal,
+    TokenUsage,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
@@ -35,13 +46,15 @@ from functions.psychologist.prompts import (
 )
 from functions.psychologist.signals import find_signals
 from shared import jobs, logs
+from shared.answers import parse_strictly
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, generate_json, model_schema
 from shared.ids import new_ulid
-from shared.jobs import UNCONFIRMED, Claim, Snapshots
+from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
-from shared.validation import load_schema
+from shared.store import Changes, fields
+from shared.validation import Schema, load_schema
 
 ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>[^/]+)$")
 
@@ -54,18 +67,18 @@ class AnalysisFailedError(Exception):
 
 @dataclass
 class Outcome:
-    signals: list[dict[str, Any]] = field(default_factory=list)
+    signals: list[Signal] = field(default_factory=list)
     event_count: int = 0
     chunk_count: int = 0
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    accepted: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[ModelCallRecord] = field(default_factory=list)
+    accepted: list[Finding] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
     failure: str | None = None
-    session: dict[str, Any] = field(default_factory=dict)
-    cited_events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    session: Session | None = None
+    cited_events: dict[str, Event] = field(default_factory=dict)
 
     @property
-    def usage(self) -> dict[str, int]:
+    def usage(self) -> TokenUsage:
         return {
             "input_tokens": sum(call["inputTokens"] for call in self.calls),
             "output_tokens": sum(call["outputTokens"] for call in self.calls),
@@ -73,35 +86,39 @@ class Outcome:
 
 
 @cache
-def gemini_output_schema() -> dict[str, Any]:
-    schema: dict[str, Any] = model_schema(load_schema("psychologist/model_output"))
-    return schema
+def gemini_output_schema() -> Schema:
+    return model_schema(load_schema("psychologist/model_output"))
+
+
+def parse_output(data: Any) -> ModelOutput:
+    """Output that passed the published schema, in its typed shape."""
+    return parse_strictly(ModelOutput, data)
 
 
 def claim(project_id: str, analysis_id: str) -> Claim | None:
     return jobs.claim(store.analysis_ref(project_id, analysis_id), LIFECYCLE)
 
 
-def load_log(analysis: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     """The session and its retained events in log order (by `at`, then id).
 
     Events are read from the session's event chunks: a few JSON documents instead of one
     document per event, which keeps a 100,000-event log within seconds."""
     project_id, session_id = analysis["project_id"], analysis["session_id"]
-    session = store.session_ref(project_id, session_id).get().to_dict() or {}
+    session = cast(Session | None, store.session_ref(project_id, session_id).get().to_dict())
     now = utcnow()
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     for snapshot in (
         store.event_chunks(project_id, session_id).select(["events_json", "expires_at"]).stream()
     ):
-        chunk = snapshot.to_dict() or {}
+        chunk = cast(EventChunk, snapshot.to_dict())
         if not is_expired(chunk, now):
             events.extend(json.loads(chunk["events_json"]))
     events.sort(key=lambda event: (parse_instant(event["at"]), event["id"]))
     return session, events
 
 
-def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[dict[str, Any]]:
+def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]:
     """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
     try:
         reply = generate_json(
@@ -126,8 +143,7 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[dict[str
             }
         )
         raise AnalysisFailedError(AnalysisFailure.INVALID_OUTPUT)
-    hypotheses: list[dict[str, Any]] = reply.data["hypotheses"]
-    return hypotheses
+    return parse_output(reply.data)["hypotheses"]
 
 
 def _record(outcome: Outcome, call: ModelCall, usage: Usage) -> None:
@@ -141,14 +157,23 @@ def _record(outcome: Outcome, call: ModelCall, usage: Usage) -> None:
     )
 
 
+def _rejected(phase: str, hypothesis: Finding, reasons: list[str]) -> Rejected:
+    return {"phase": phase, "hypothesis": dict(hypothesis), "reasons": reasons}
+
+
 def _checked(
-    hypotheses: list[dict[str, Any]], facts: SessionFacts, phase: str, outcome: Outcome
-) -> list[dict[str, Any]]:
+    hypotheses: list[Finding], facts: SessionFacts, phase: str, outcome: Outcome
+) -> list[Finding]:
     kept = []
     for hypothesis in hypotheses:
         reasons = reasons_to_reject(hypothesis, facts)
         if reasons:
-            outcome.rejected.append({"phase": phase, "hypothesis": hypothesis, "reasons": reasons})
+            rejected: Rejected = {
+                "phase": phase,
+                "hypothesis": dict(hypothesis),
+                "reasons": reasons,
+            }
+            outcome.rejected.append(rejected)
         else:
             kept.append(hypothesis)
     return kept
@@ -157,12 +182,12 @@ def _checked(
 def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
     above all) is still there to settle with."""
-    analysis = claimed.job
-    session, events = load_log(analysis)
-    outcome.signals = find_signals(events, session)
+    session, events = load_log(cast(Analysis, claimed.job))
     outcome.event_count = len(events)
     outcome.session = session
-    if not events:
+    if session is not None:
+        outcome.signals = find_signals(events, session)
+    if session is None or not events:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
     if not settings().gemini_configured:
@@ -171,7 +196,7 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     facts = SessionFacts(
         agent_by_event={event["id"]: event["agent"] for event in events},
         agents=frozenset(event["agent"] for event in events),
-        ended_abnormally=session.get("state") == SessionState.CLOSED_ABNORMALLY,
+        ended_abnormally=session["state"] == SessionState.CLOSED_ABNORMALLY,
     )
     try:
         calls = analysis_calls(
@@ -202,13 +227,13 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
 
 
 def _stored_hypothesis(
-    analysis: dict[str, Any],
-    session: dict[str, Any],
-    hypothesis: dict[str, Any],
-    events: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
+    analysis: Analysis,
+    session: Session,
+    hypothesis: Finding,
+    events: dict[str, Event],
+) -> Hypothesis:
     now = utcnow()
-    termination = hypothesis.get("terminationAnalysis")
+    termination = hypothesis["terminationAnalysis"]
     return {
         "id": new_ulid(),
         "projectId": analysis["project_id"],
@@ -238,22 +263,23 @@ def _stored_hypothesis(
 
 
 def finish(claimed: Claim, outcome: Outcome) -> str:
-    analysis = claimed.job
-    project_id = analysis["project_id"]
-    stored = [
-        _stored_hypothesis(analysis, outcome.session, h, outcome.cited_events)
-        for h in outcome.accepted
-    ]
+    analysis = cast(Analysis, claimed.job)
+    project_id, session = analysis["project_id"], outcome.session
+    stored = (
+        [_stored_hypothesis(analysis, session, h, outcome.cited_events) for h in outcome.accepted]
+        if session is not None
+        else []
+    )
 
     def write(
         transaction: firestore.Transaction,
-        current: dict[str, Any] | None,
+        current: Job | None,
         held: bool,
         _snapshots: Snapshots,
     ) -> str:
         if current is None or current["status"] != AnalysisStatus.PROCESSING:
             return current["status"] if current else "missing"
-        common = {
+        common: Changes = {
             "signals": outcome.signals,
             "event_count": outcome.event_count,
             "chunk_count": outcome.chunk_count,
@@ -268,7 +294,9 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
             )
             return AnalysisStatus.FAILED
         for hypothesis in stored:
-            transaction.create(store.hypotheses(project_id).document(hypothesis["id"]), hypothesis)
+            transaction.create(
+                store.hypotheses(project_id).document(hypothesis["id"]), fields(hypothesis)
+            )
         transaction.update(
             claimed.ref,
             {

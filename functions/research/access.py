@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
+from functions.research.documents import Run
 from shared.auth import (
     AuthCache,
+    TokenDocument,
     member_ref,
     principal_from_document,
     role_allows,
@@ -41,7 +43,7 @@ class Grant:
         token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
         if token is None or member is None or not token.exists or not member.exists:
             return False
-        data = token.to_dict() or {}
+        data = cast(TokenDocument, token.to_dict())
         if not token_is_live(data):
             return False
         principal = principal_from_document(self.token_id, data)
@@ -67,7 +69,7 @@ def still_granted(client: firestore.Client, grant: Grant) -> bool:
     return bool(held)
 
 
-def asker_grant(run: dict[str, Any]) -> Grant:
+def asker_grant(run: Run) -> Grant:
     """What the run's asker had to hold to ask: checked again at completion and on every
     read of a completed result."""
     return Grant(

@@ -8,8 +8,10 @@ from functools import cache
 from typing import Any
 
 from functions.research.citations import references
+from functions.research.documents import Answer, Rejection
+from shared.answers import parse_strictly
 from shared.gemini import model_schema
-from shared.validation import issues_for, load_schema
+from shared.validation import Schema, issues_for, load_schema
 
 _NUMBER_WORDS = (
     r"\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
@@ -28,20 +30,24 @@ QUANTITATIVE = re.compile(
 )
 
 
-def contract_answer_schema() -> dict[str, Any]:
+def contract_answer_schema() -> Schema:
     """The contract's `message.answer` object schema, exactly as published."""
     message = load_schema("research/status.response")["properties"]["message"]["anyOf"][0]
     return dict(message["properties"]["answer"]["anyOf"][0])
 
 
 @cache
-def gemini_answer_schema() -> dict[str, Any]:
+def gemini_answer_schema() -> Schema:
     """The answer schema handed to Gemini, derived from the contract's, not retyped."""
-    schema: dict[str, Any] = model_schema(contract_answer_schema())
-    return schema
+    return model_schema(contract_answer_schema())
 
 
-def _texts(answer: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def parse_answer(data: Any) -> Answer:
+    """An answer that passed the published schema, in its typed shape."""
+    return parse_strictly(Answer, data)
+
+
+def _texts(answer: Answer) -> Iterator[tuple[str, str]]:
     yield "answer.statement", answer["answer"]["statement"]
     yield "answer.uncertainty", answer["answer"]["uncertainty"]
     for i, finding in enumerate(answer["findings"]):
@@ -55,23 +61,19 @@ def _texts(answer: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield f"limitations[{i}]", limitation
 
 
-def _kind_rejections(request_kind: str, answer: dict[str, Any]) -> list[dict[str, str]]:
-    required = {"sentiment": "sentiment", "query_suggestions": "query_suggestions"}
-    section = required.get(request_kind)
-    if section and not answer[section]:
-        return [{"path": section, "reason": f"a {request_kind} run must fill {section}"}]
+def _kind_rejections(request_kind: str, answer: Answer) -> list[Rejection]:
+    required = {"sentiment": answer["sentiment"], "query_suggestions": answer["query_suggestions"]}
+    if request_kind in required and not required[request_kind]:
+        return [{"path": request_kind, "reason": f"a {request_kind} run must fill {request_kind}"}]
     return []
 
 
-def rejections(answer: Any, request_kind: str, shown: dict[str, int]) -> list[dict[str, str]]:
-    """Every reason the answer cannot be stored; empty when it passes.
+def rejections(answer: Answer, request_kind: str, shown: dict[str, int]) -> list[Rejection]:
+    """Every reason a schema-valid answer cannot be stored; empty when it passes.
 
     `shown` maps each evidence id the model was given to the revision it was given.
     """
-    schema_issues = issues_for_answer(answer)
-    if schema_issues:
-        return schema_issues
-    found: list[dict[str, str]] = []
+    found: list[Rejection] = []
     for path, ref in references(answer):
         evidence_id, revision = ref["evidence_id"], ref["revision"]
         if evidence_id not in shown:
@@ -102,7 +104,7 @@ def rejections(answer: Any, request_kind: str, shown: dict[str, int]) -> list[di
     return found + _kind_rejections(request_kind, answer)
 
 
-def issues_for_answer(answer: Any) -> list[dict[str, str]]:
+def issues_for_answer(answer: Any) -> list[Rejection]:
     return [
         {"path": ".".join(str(p) for p in issue["path"]) or "$", "reason": issue["message"]}
         for issue in issues_for("research/answer", answer)

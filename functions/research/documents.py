@@ -1,8 +1,14 @@
-"""The research API's statuses and codes, as stored and published (snake_case)."""
+"""The research API's stored documents, replies, statuses and codes (all snake_case, as
+its contract). TypedDicts cost nothing at run time; Firestore data is cast to them where
+it is read."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 
 class RunStatus(StrEnum):
@@ -29,3 +35,189 @@ class FailureCode(StrEnum):
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     CONVERSATION_FULL = "conversation_full"
+
+
+class EvidenceRef(TypedDict):
+    evidence_id: str
+    revision: int
+
+
+class Statement(TypedDict):
+    statement: str
+    basis: str
+    evidence: list[EvidenceRef]
+    uncertainty: str
+
+
+class SentimentEntry(TypedDict):
+    evidence_id: str
+    revision: int
+    label: str
+    uncertainty: str
+
+
+class QuerySuggestion(TypedDict):
+    query: str
+    excluded_terms: list[str]
+    evidence: list[EvidenceRef]
+    rationale: str
+
+
+class Answer(TypedDict):
+    """The contract's `message.answer`: what Gemini must answer and what a run stores."""
+
+    answer: Statement
+    findings: list[Statement]
+    sentiment: list[SentimentEntry]
+    query_suggestions: list[QuerySuggestion]
+    limitations: list[str]
+    quantitative_claims: bool
+    method_version: str
+
+
+class Source(TypedDict, total=False):
+    title: str
+    url: str
+    author: str
+    kind: str
+    captured_at: str
+
+
+class Evidence(TypedDict):
+    """`workspaces/{ws}/conversations/{c}/evidence/{e}`."""
+
+    text: str
+    source: Source | None
+    revision: int
+    updated_at: NotRequired[datetime]
+    expires_at: NotRequired[datetime]
+
+
+class Conversation(TypedDict):
+    """`workspaces/{ws}/conversations/{c}`."""
+
+    workspace_id: str
+    title: str | None
+    revision: int
+    evidence_revisions: NotRequired[dict[str, int]]
+    """Absent from conversations stored before it was kept."""
+    run_count: int
+    created_by: str
+    created_at: datetime
+    expires_at: datetime
+    updated_at: NotRequired[datetime]
+
+
+class Workspace(TypedDict, total=False):
+    """`workspaces/{ws}`: written only by merges, so every field may be missing."""
+
+    tokens_used: int
+    active_runs: dict[str, datetime]
+
+
+class Asker(TypedDict):
+    user_id: str
+    token_id: str
+
+
+class TokenUsage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+class Rejection(TypedDict):
+    path: str
+    reason: str
+
+
+class Message(TypedDict):
+    id: str
+    run_id: str
+    question: str | None
+    answer: Answer
+    created_at: datetime
+
+
+class Run(TypedDict):
+    """`workspaces/{ws}/runs/{r}`: one run; the assistant message lives in it."""
+
+    workspace_id: str
+    conversation_id: str
+    conversation_revision: int
+    generation: int
+    request_kind: str
+    question: str | None
+    status: RunStatus
+    failure_code: str | None
+    created_at: datetime
+    expires_at: datetime
+    lease_until: datetime | None
+    model_id: str | None
+    model_version: str | None
+    asker: Asker
+    message: Message | None
+    rejected: list[Rejection]
+    usage: TokenUsage
+    claim: NotRequired[str]
+    started_at: NotRequired[datetime]
+    finished_at: NotRequired[datetime]
+    cancelled_at: NotRequired[datetime]
+
+
+class Remembered(TypedDict):
+    """`workspaces/{ws}/idempotency/{sha256(user, key)}`: the run an Idempotency-Key made."""
+
+    run_id: str
+    request_hash: str
+    expires_at: datetime
+
+
+class RunView(TypedDict):
+    id: str
+    workspace_id: str
+    conversation_id: str
+    conversation_revision: int
+    generation: int
+    request_kind: str
+    status: str
+    failure_code: str | None
+    created_at: str
+    expires_at: str
+    processor: str
+    model_id: str | None
+    model_version: str | None
+
+
+class MessageView(TypedDict):
+    id: str
+    run_id: str
+    role: str
+    question: str | None
+    answer: Answer
+    created_at: str
+    expires_at: str
+
+
+class Availability(TypedDict):
+    configured: bool
+    reason: str | None
+    processor: str
+    retention_hours: int
+
+
+class StatusView(TypedDict):
+    """The contract's status response."""
+
+    run: RunView
+    message: MessageView | None
+    conversation_revision: int
+    availability: Availability
+
+
+class ConversationView(TypedDict):
+    id: str
+    workspace_id: str
+    title: str | None
+    revision: int
+    created_at: str
+    expires_at: str

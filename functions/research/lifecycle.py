@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import cast
 
 from google.cloud import firestore
 
 from functions.research import store
-from functions.research.documents import RunStatus
+from functions.research.documents import Run, RunStatus
 from functions.research.views import effective_state
-from shared.config import settings
-from shared.jobs import UNCONFIRMED, Lifecycle, failed
+from shared.jobs import UNCONFIRMED, Job, Lifecycle, failed
 
 
 def end(
     transaction: firestore.Transaction,
     ref: firestore.DocumentReference,
-    run: dict[str, Any],
+    job: Job,
     code: str | None = None,
 ) -> None:
     """Fail the run (by default as readers now see it) and free its slot."""
+    run = cast(Run, job)
     shown = code or effective_state(run)[1] or UNCONFIRMED
     transaction.update(ref, failed(shown))
     store.update_workspace(transaction, run["workspace_id"], release=ref.id)
 
 
 LIFECYCLE = Lifecycle(
-    collection=store.RUNS,
-    waiting=RunStatus.QUEUED,
-    running=RunStatus.PROCESSING,
-    lease=lambda: timedelta(seconds=settings().research_lease_seconds),
-    end_stuck=end,
+    store.RUNS,
+    RunStatus.QUEUED,
+    RunStatus.PROCESSING,
+    lambda config: config.research_lease_seconds,
+    end,
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from functions.research.documents import Evidence
 from shared.prompts import fenced
 
 METHOD_VERSION = "research-cited/v1"
@@ -42,7 +42,7 @@ class Prompt:
     """The evidence ids and revisions the model was shown: all it may cite."""
 
 
-def _fenced_item(evidence_id: str, item: dict[str, Any]) -> str:
+def _fenced_item(evidence_id: str, item: Evidence) -> str:
     return fenced(
         {
             "evidence_id": evidence_id,
@@ -53,9 +53,7 @@ def _fenced_item(evidence_id: str, item: dict[str, Any]) -> str:
     )
 
 
-def build_prompt(
-    request_kind: str, question: str | None, evidence: dict[str, dict[str, Any]]
-) -> Prompt:
+def build_prompt(request_kind: str, question: str | None, evidence: dict[str, Evidence]) -> Prompt:
     lines = [f"Task: {TASKS[request_kind]}"]
     if question:
         lines.append("Question (from the user, answer it only from the evidence):")

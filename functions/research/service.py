@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
 from functions.research import store
 from functions.research.access import asker_grant, still_granted
 from functions.research.citations import references
-from functions.research.documents import FailureCode, RunStatus
+from functions.research.documents import (
+    Conversation,
+    Evidence,
+    EvidenceRef,
+    FailureCode,
+    Remembered,
+    Run,
+    RunStatus,
+    Workspace,
+)
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
 from shared import jobs, logs
@@ -21,43 +31,48 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_uuid
+from shared.jsonbody import JsonObject
 from shared.retention import expires_at, is_expired, utcnow
-from shared.store import transact
+from shared.store import Changes, fields, transact
 
 SWEEP_BATCH = 200
 
 
-def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> dict[str, Any]:
+def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> Mapping[str, Any]:
     data = snapshot.to_dict() if snapshot.exists else None
     if data is None or is_expired(data):
         raise not_found(what)
     return data
 
 
+def _live_conversation(snapshot: firestore.DocumentSnapshot[Any]) -> Conversation:
+    return cast(Conversation, _live(snapshot, "The conversation"))
+
+
 def create_conversation(call: Call) -> Reply:
     workspace_id = call.body["workspace_id"]
     now = utcnow()
     conversation_id = new_uuid()
-    data = {
+    data: Conversation = {
         "workspace_id": workspace_id,
         "title": call.body.get("title"),
         "revision": 1,
-        store.EVIDENCE_REVISIONS: {},
+        "evidence_revisions": {},
         "run_count": 0,
         "created_by": call.principal.user_id,
         "created_at": now,
         "expires_at": expires_at(now, settings().retention_hours),
     }
-    store.conversation_ref(workspace_id, conversation_id).create(data)
+    store.conversation_ref(workspace_id, conversation_id).create(fields(data))
     return Reply(conversation_view(conversation_id, data), status=201)
 
 
 def _upsert_plan(
-    items: list[dict[str, Any]], existing: dict[str, dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], bool]:
+    items: list[JsonObject], existing: dict[str, Evidence]
+) -> tuple[list[EvidenceRef], dict[str, Evidence], bool]:
     """(response items, writes by evidence id, whether any text changed)."""
-    answer: list[dict[str, Any]] = []
-    writes: dict[str, dict[str, Any]] = {}
+    answer: list[EvidenceRef] = []
+    writes: dict[str, Evidence] = {}
     text_changed = False
     for item in items:
         evidence_id = item.get("evidence_id") or new_uuid()
@@ -90,9 +105,9 @@ def upsert_evidence(call: Call) -> Reply:
             store.evidence_ref(workspace_id, conversation_id, evidence_id) for evidence_id in named
         ]
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = _live(snapshots[conversation.path], "The conversation")
+        current = _live_conversation(snapshots[conversation.path])
         existing = {
-            ref.id: snapshots[ref.path].to_dict() or {}
+            ref.id: cast(Evidence, snapshots[ref.path].to_dict())
             for ref in refs[1:]
             if snapshots[ref.path].exists
         }
@@ -149,7 +164,7 @@ def _idempotency_hash(user_id: str, key: str) -> str:
     return hashlib.sha256(f"{user_id}\x00{key}".encode()).hexdigest()
 
 
-def _request_hash(body: dict[str, Any]) -> str:
+def _request_hash(body: JsonObject) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -166,7 +181,7 @@ def _idempotency_key(call: Call) -> str | None:
     return key
 
 
-def _refusal(conversation: dict[str, Any], tokens_used: int) -> str | None:
+def _refusal(conversation: Conversation, tokens_used: int) -> str | None:
     """Why a new run fails at once: its conversation is full, or the budget is spent."""
     config = settings()
     if conversation["run_count"] >= config.research_max_runs_per_conversation:
@@ -176,7 +191,7 @@ def _refusal(conversation: dict[str, Any], tokens_used: int) -> str | None:
     return None
 
 
-def _new_run(call: Call, conversation: dict[str, Any], tokens_used: int) -> dict[str, Any]:
+def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
     config = settings()
     now = utcnow()
     refusal = _refusal(conversation, tokens_used)
@@ -210,26 +225,26 @@ def _rate_limited() -> ApiError:
 
 
 def _replay(
-    workspace_id: str, remembered: dict[str, Any], body_hash: str, revision: int | None = None
+    workspace_id: str, remembered: Remembered, body_hash: str, revision: int | None = None
 ) -> Reply:
     """The answer an earlier ask with the same Idempotency-Key gave, read again."""
     if remembered["request_hash"] != body_hash:
         raise conflict("This Idempotency-Key was used with a different request.")
-    run = _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run")
+    run = cast(Run, _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run"))
     shown = run["conversation_revision"] if revision is None else revision
     return Reply(
         {"run": run_view(remembered["run_id"], run), "conversation_revision": shown}, status=202
     )
 
 
-def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> dict[str, Any] | None:
+def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> Remembered | None:
     data = snapshot.to_dict() if snapshot is not None and snapshot.exists else None
-    return data if data is not None and not is_expired(data) else None
+    return cast(Remembered, data) if data is not None and not is_expired(data) else None
 
 
-def _open_slots(workspace: dict[str, Any], now: datetime) -> tuple[int, list[str]]:
+def _open_slots(workspace: Workspace, now: datetime) -> tuple[int, list[str]]:
     """(runs holding a slot, runs whose slot freed itself by time)."""
-    slots: dict[str, datetime] = workspace.get(store.ACTIVE_RUNS) or {}
+    slots = workspace.get("active_runs") or {}
     stale = [run_id for run_id, until in slots.items() if until <= now]
     return len(slots) - len(stale), stale
 
@@ -254,19 +269,19 @@ def ask(call: Call) -> Reply:
     workspace = store.workspace_ref(workspace_id)
     config = settings()
 
-    def apply(transaction: firestore.Transaction) -> Reply | tuple[str, dict[str, Any], int]:
+    def apply(transaction: firestore.Transaction) -> Reply | tuple[str, Run, int]:
         refs = [conversation, workspace] + ([key_ref] if key_ref else [])
         snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = _live(snapshots[conversation.path], "The conversation")
+        current = _live_conversation(snapshots[conversation.path])
         remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
         if remembered is not None:
             return _replay(workspace_id, remembered, body_hash, current["revision"])
         now = utcnow()
-        counters = snapshots[workspace.path].to_dict() or {}
+        counters = cast(Workspace, snapshots[workspace.path].to_dict() or {})
         active, stale = _open_slots(counters, now)
         run_id = new_uuid()
         run = _new_run(call, current, counters.get("tokens_used", 0))
-        slots: dict[str, Any] = dict.fromkeys(stale, firestore.DELETE_FIELD)
+        slots: Changes = dict.fromkeys(stale, firestore.DELETE_FIELD)
         if run["status"] == RunStatus.QUEUED:
             if active >= config.research_max_active_runs_per_workspace:
                 raise _rate_limited()
@@ -275,7 +290,7 @@ def ask(call: Call) -> Reply:
             )
         if slots:
             transaction.set(workspace, {store.ACTIVE_RUNS: slots}, merge=True)
-        transaction.create(store.run_ref(workspace_id, run_id), run)
+        transaction.create(store.run_ref(workspace_id, run_id), fields(run))
         transaction.update(conversation, {"run_count": current["run_count"] + 1})
         if key_ref is not None:
             transaction.set(
@@ -291,8 +306,8 @@ def ask(call: Call) -> Reply:
     return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
 
 
-def _run_in_conversation(call: Call, snapshot: firestore.DocumentSnapshot[Any]) -> dict[str, Any]:
-    data = snapshot.to_dict() if snapshot.exists else None
+def _run_in_conversation(call: Call, snapshot: firestore.DocumentSnapshot[Any]) -> Run:
+    data = cast(Run | None, snapshot.to_dict() if snapshot.exists else None)
     if data is None or data["conversation_id"] != call.body["conversation_id"]:
         raise not_found("The run")
     return data
@@ -305,13 +320,13 @@ def status(call: Call) -> Reply:
     snapshots = {s.reference.path: s for s in db().get_all([run_ref, conversation])}
     run = _run_in_conversation(call, snapshots[run_ref.path])
     holder = snapshots[conversation.path]
-    current = holder.to_dict() if holder.exists else None
-    revision = (current or {}).get("revision") or run["conversation_revision"]
+    current = cast(Conversation | None, holder.to_dict() if holder.exists else None)
+    revision = current["revision"] if current else run["conversation_revision"]
     lost = _why_not_current(run, current) if run["status"] == RunStatus.COMPLETED else None
     return Reply(status_view(run_ref.id, run, revision, lost))
 
 
-def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -> str | None:
+def _why_not_current(run: Run, conversation: Conversation | None) -> str | None:
     """Why a completed result no longer stands, read without writing: its asker lost the
     right to ask, or a source it cites was removed or revised since. None while it stands.
 
@@ -319,7 +334,8 @@ def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -
     their own; the asker's token and membership are read once per AUTH_CACHE_SECONDS."""
     if not still_granted(db(), asker_grant(run)):
         return FailureCode.ACCESS_CHANGED
-    cited = [ref for _, ref in references(run["message"]["answer"])]
+    message = run["message"]
+    cited = [ref for _, ref in references(message["answer"])] if message else []
     held = _evidence_revisions(run, conversation, {ref["evidence_id"] for ref in cited})
     if any(ref["evidence_id"] not in held for ref in cited):
         return FailureCode.SOURCE_UNAVAILABLE
@@ -329,15 +345,15 @@ def _why_not_current(run: dict[str, Any], conversation: dict[str, Any] | None) -
 
 
 def _evidence_revisions(
-    run: dict[str, Any], conversation: dict[str, Any] | None, cited: set[str]
+    run: Run, conversation: Conversation | None, cited: set[str]
 ) -> dict[str, int]:
     """The revision of every evidence item the conversation holds (at least of those cited).
 
     Conversations created before they kept `evidence_revisions` are read item by item."""
     if conversation is None or is_expired(conversation):
         return {}
-    if store.EVIDENCE_REVISIONS in conversation:
-        return dict(conversation[store.EVIDENCE_REVISIONS])
+    if "evidence_revisions" in conversation:
+        return dict(conversation["evidence_revisions"])
     refs = [store.evidence_ref(run["workspace_id"], run["conversation_id"], e) for e in cited]
     return {s.id: (s.to_dict() or {})["revision"] for s in db().get_all(refs) if s.exists}
 
@@ -345,21 +361,21 @@ def _evidence_revisions(
 def cancel(call: Call) -> Reply:
     run_ref = store.run_ref(call.body["workspace_id"], call.body["run_id"])
 
-    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+    def apply(transaction: firestore.Transaction) -> Run:
         run = _run_in_conversation(call, run_ref.get(transaction=transaction))
         shown = run_view(run_ref.id, run)
         if shown["status"] == RunStatus.CANCELLED:
             return run
         if shown["status"] in TERMINAL:
             raise conflict(f"The run is already {shown['status']} and cannot be cancelled.")
-        changes = {
+        changes: Changes = {
             "status": RunStatus.CANCELLED,
             "failure_code": FailureCode.CANCELLED,
             "cancelled_at": utcnow(),
         }
         transaction.update(run_ref, changes)
         store.update_workspace(transaction, call.body["workspace_id"], release=run_ref.id)
-        return {**run, **changes}
+        return cast(Run, {**run, **changes})
 
     run = transact(apply)
     return Reply({"run": run_view(run_ref.id, run)})

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from functions.research.documents import FailureCode, RunStatus
+from functions.research.documents import (
+    Availability,
+    Conversation,
+    ConversationView,
+    FailureCode,
+    MessageView,
+    Run,
+    RunStatus,
+    RunView,
+    StatusView,
+)
 from shared import jobs
 from shared.config import settings
 from shared.jobs import UNCONFIRMED
@@ -18,7 +27,7 @@ TERMINAL = frozenset(
 PENDING_OR_AVAILABLE = frozenset({RunStatus.QUEUED, RunStatus.PROCESSING, RunStatus.COMPLETED})
 
 
-def conversation_view(conversation_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def conversation_view(conversation_id: str, data: Conversation) -> ConversationView:
     return {
         "id": conversation_id,
         "workspace_id": data["workspace_id"],
@@ -29,7 +38,7 @@ def conversation_view(conversation_id: str, data: dict[str, Any]) -> dict[str, A
     }
 
 
-def effective_state(data: dict[str, Any], now: datetime | None = None) -> tuple[str, str | None]:
+def effective_state(data: Run, now: datetime | None = None) -> tuple[str, str | None]:
     """The run's status and failure code as a reader must see them now.
 
     A run past `expires_at` is expired even while Firestore still holds it; a run whose
@@ -44,7 +53,7 @@ def effective_state(data: dict[str, Any], now: datetime | None = None) -> tuple[
     return data["status"], data.get("failure_code")
 
 
-def run_view(run_id: str, data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+def run_view(run_id: str, data: Run, now: datetime | None = None) -> RunView:
     status, failure = effective_state(data, now)
     return {
         "id": run_id,
@@ -63,7 +72,7 @@ def run_view(run_id: str, data: dict[str, Any], now: datetime | None = None) -> 
     }
 
 
-def message_view(data: dict[str, Any], status: str) -> dict[str, Any] | None:
+def message_view(data: Run, status: str) -> MessageView | None:
     message = data.get("message")
     if status != RunStatus.COMPLETED or not message:
         return None
@@ -78,7 +87,7 @@ def message_view(data: dict[str, Any], status: str) -> dict[str, Any] | None:
     }
 
 
-def availability(status: str, failure: str | None) -> dict[str, Any]:
+def availability(status: str, failure: str | None) -> Availability:
     """`reason` is null while a result is available or pending, else why there is none."""
     return {
         "configured": settings().gemini_configured,
@@ -89,13 +98,13 @@ def availability(status: str, failure: str | None) -> dict[str, Any]:
 
 
 def status_view(
-    run_id: str, run: dict[str, Any], conversation_revision: int, lost: str | None = None
-) -> dict[str, Any]:
+    run_id: str, run: Run, conversation_revision: int, lost: str | None = None
+) -> StatusView:
     """The contract's status body. `lost` is why a completed result is no longer current
     (its cited sources or its asker's authority changed): it reads `unavailable`."""
     view = run_view(run_id, run)
     if lost is not None and view["status"] == RunStatus.COMPLETED:
-        view |= {"status": RunStatus.UNAVAILABLE, "failure_code": lost}
+        view["status"], view["failure_code"] = RunStatus.UNAVAILABLE, lost
     return {
         "run": view,
         "message": message_view(run, view["status"]),

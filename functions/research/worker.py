@@ -10,15 +10,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from google.cloud import firestore
 
 from functions.research import lifecycle, store
 from functions.research.access import asker_grant
-from functions.research.checks import gemini_answer_schema, rejections
+from functions.research.checks import (
+    gemini_answer_schema,
+    issues_for_answer,
+    parse_answer,
+    rejections,
+)
 from functions.research.citations import cited_ids
-from functions.research.documents import FailureCode, RunStatus
+from functions.research.documents import (
+    Answer,
+    Evidence,
+    FailureCode,
+    Message,
+    Rejection,
+    Run,
+    RunStatus,
+    Workspace,
+)
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
 from shared import jobs, logs
@@ -27,26 +41,27 @@ from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
-from shared.jobs import UNCONFIRMED, Claim, Snapshots
+from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
 from shared.retention import is_expired, utcnow
+from shared.store import Changes
 
 RUN_PATH = re.compile(r"^workspaces/(?P<workspace>[^/]+)/runs/(?P<run>[^/]+)$")
 
 
 @dataclass
 class Outcome:
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
     failure: str | None = None
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
     model_version: str | None = None
-    rejected: list[dict[str, str]] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
 
 
 def claim(workspace_id: str, run_id: str) -> Claim | None:
     """Move a queued run to processing; None when there is nothing (more) to do."""
     run_ref = store.run_ref(workspace_id, run_id)
 
-    def start(transaction: firestore.Transaction, run: dict[str, Any]) -> dict[str, Any] | None:
+    def start(transaction: firestore.Transaction, run: Job) -> Changes | None:
         if is_expired(run):
             lifecycle.end(transaction, run_ref, run)
             return None
@@ -63,7 +78,7 @@ def claim(workspace_id: str, run_id: str) -> Claim | None:
     return jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
 
 
-def _preflight(run: dict[str, Any]) -> str | None:
+def _preflight(run: Run) -> str | None:
     """Why the run cannot start (access, budget), read in one round trip; None when it can."""
     client = db()
     grant = asker_grant(run)
@@ -71,21 +86,21 @@ def _preflight(run: dict[str, Any]) -> str | None:
     snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), workspace])}
     if not grant.holds(snapshots, client):
         return FailureCode.ACCESS_CHANGED
-    used = (snapshots[workspace.path].to_dict() or {}).get("tokens_used", 0)
+    used = cast(Workspace, snapshots[workspace.path].to_dict() or {}).get("tokens_used", 0)
     if used >= settings().research_workspace_token_budget:
         return FailureCode.BUDGET_EXHAUSTED
     return None
 
 
-def _evidence(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _evidence(run: Run) -> dict[str, Evidence]:
     collection = store.evidence_collection(run["workspace_id"], run["conversation_id"])
-    return {snapshot.id: snapshot.to_dict() or {} for snapshot in collection.stream()}
+    return {snapshot.id: cast(Evidence, snapshot.to_dict()) for snapshot in collection.stream()}
 
 
 def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     """Fill `outcome` as the run goes, so that a fault after Gemini answered still
     settles with the tokens it spent."""
-    run = claimed.job
+    run = cast(Run, claimed.job)
     config = settings()
     if not config.gemini_configured:
         outcome.failure = FailureCode.NOT_CONFIGURED
@@ -109,16 +124,18 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
         deadline=claimed.deadline,
     )
     outcome.usage, outcome.model_version = reply.usage, reply.model_version
-    outcome.rejected = rejections(reply.data, run["request_kind"], prompt.cited_revisions)
+    outcome.rejected = issues_for_answer(reply.data)
+    if not outcome.rejected:
+        answer = parse_answer(reply.data)
+        outcome.rejected = rejections(answer, run["request_kind"], prompt.cited_revisions)
+        outcome.answer = None if outcome.rejected else answer
     if outcome.rejected:
         outcome.failure = FailureCode.INVALID_OUTPUT
-    else:
-        outcome.answer = reply.data
     return outcome
 
 
 def _settlement(
-    run: dict[str, Any],
+    run: Run,
     snapshots: dict[str, firestore.DocumentSnapshot[Any]],
     cited: list[firestore.DocumentReference],
     conversation_path: str,
@@ -141,7 +158,7 @@ def _settlement(
 def finish(claimed: Claim, outcome: Outcome) -> str:
     """Write the result or failure and count tokens, in one transaction. Returns the status."""
     client = db()
-    run = claimed.job
+    run = cast(Run, claimed.job)
     workspace_id, run_id = run["workspace_id"], claimed.ref.id
     conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
     cited_evidence = sorted(cited_ids(outcome.answer)) if outcome.answer else []
@@ -150,10 +167,11 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
 
     def write(
         transaction: firestore.Transaction,
-        current: dict[str, Any] | None,
+        job: Job | None,
         held: bool,
         snapshots: Snapshots,
     ) -> str:
+        current = cast(Run | None, job)
         running = current is not None and current["status"] == RunStatus.PROCESSING
         store.update_workspace(
             transaction,
@@ -163,7 +181,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         )
         if current is None or not running:
             return current["status"] if current else "missing"
-        common = {
+        common: Changes = {
             "usage": {
                 "input_tokens": outcome.usage.input_tokens,
                 "output_tokens": outcome.usage.output_tokens,
@@ -178,14 +196,15 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         failure = FailureCode.EXPIRED if is_expired(current) else outcome.failure
         if failure is None:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
-        if failure is not None:
-            transaction.update(claimed.ref, {**common, **jobs.failed(failure)})
+        answer = outcome.answer
+        if failure is not None or answer is None:
+            transaction.update(claimed.ref, {**common, **jobs.failed(failure or UNCONFIRMED)})
             return RunStatus.FAILED
-        message = {
+        message: Message = {
             "id": new_uuid(),
             "run_id": run_id,
-            "question": run.get("question"),
-            "answer": outcome.answer,
+            "question": run["question"],
+            "answer": answer,
             "created_at": utcnow(),
         }
         transaction.update(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from google.cloud.firestore import DELETE_FIELD
+
 from shared.clients import db
 from shared.validation import issues_for
 from tests.api import Configure, document, redeliver, wait_for
@@ -216,6 +218,45 @@ def test_the_events_audit_reports_expired_events_as_missing(psy: Psychologist) -
         token=psy.viewer,
     )
     assert reply.json() == {"events": [log.events[2]], "missing": [reopened[0]]}
+
+
+def test_each_event_is_stored_once_in_its_chunk_and_its_own_document_points_there(
+    psy: Psychologist,
+) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    session = f"projects/{psy.project}/sessions/{SESSION}"
+    own = db().document(f"{session}/events/{reopened[1]}").get().to_dict() or {}
+    assert "event" not in own
+    chunk = db().document(f"{session}/event_chunks/{own['chunk']}").get().to_dict() or {}
+    assert json.loads(chunk["events_json"])[own["index"]] == log.events[2]
+
+
+def test_an_event_stored_whole_in_its_own_document_still_reads_back(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    event = db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{reopened[0]}")
+    legacy = {**log.events[1], "data": {"note": "stored before chunks were referenced"}}
+    event.update({"event": legacy, "chunk": DELETE_FIELD, "index": DELETE_FIELD})
+    reply = psy.api.call(
+        "GET",
+        psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]},{reopened[1]}"),
+        token=psy.viewer,
+    )
+    assert reply.json() == {"events": [legacy, log.events[2]], "missing": []}
+
+
+def test_an_event_whose_chunk_expired_reads_as_missing(psy: Psychologist) -> None:
+    log, reopened = reopening_log()
+    psy.ingest(SESSION, log.events)
+    session = f"projects/{psy.project}/sessions/{SESSION}"
+    own = db().document(f"{session}/events/{reopened[0]}").get().to_dict() or {}
+    chunk = db().document(f"{session}/event_chunks/{own['chunk']}")
+    chunk.update({"expires_at": own["received_at"]})
+    reply = psy.api.call(
+        "GET", psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]}"), token=psy.viewer
+    )
+    assert reply.json() == {"events": [], "missing": [reopened[0]]}
 
 
 def test_a_hypothesis_citing_no_event_or_out_of_range_is_refused_by_the_schema(

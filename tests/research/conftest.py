@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cli.gemini_stand_in import cited_research_answer
 from tests.api import Api, World, wait_for
 
 TERMINAL = {"completed", "failed", "cancelled", "expired"}
@@ -57,23 +58,7 @@ class Research:
         cite: list[tuple[str, int]] | None = None,
         **overrides: Any,
     ) -> dict[str, Any]:
-        refs = [
-            {"evidence_id": e, "revision": r} for e, r in (cite or list(self.evidence.items())[:1])
-        ]
-        answer: dict[str, Any] = {
-            "answer": {
-                "statement": statement,
-                "basis": "observed",
-                "evidence": refs,
-                "uncertainty": "Small sample.",
-            },
-            "findings": [],
-            "sentiment": [],
-            "query_suggestions": [],
-            "limitations": ["The evidence comes from a single onboarding survey."],
-            "quantitative_claims": False,
-            "method_version": "research-cited/v1",
-        }
+        answer = cited_research_answer(cite or list(self.evidence.items())[:1], statement)
         answer.update(overrides)
         return answer
 

@@ -1,0 +1,14 @@
+"""`python -m benchmarks`: what each function costs against the floor of its own stack.
+
+It starts its own Firestore emulator and Gemini protocol stand-in, seeds data, and
+measures: warm latency against floor functions (interleaved A/B), Firestore round trips
+per request (counted by a gRPC interceptor on the client's channel), cold starts
+interleaved with the floor's and heavy imports, growth (list size, ingest volume,
+analysis preparation, research prompt size) and the trigger pipeline. It prints a table
+and writes the same figures as JSON to `benchmarks/results.json`. Never deployed.
+
+Modules: `seeding` (tenants, tokens, data), `processes` (functions started as their own
+processes), `counting` (round trips), `measuring` (latency, round trips, cold starts),
+`growth` (size and pipeline), `model` (how the Gemini stand-in answers), `reporting`
+(statistics and the table), `floor` (the floor functions).
+"""

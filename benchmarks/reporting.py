@@ -1,0 +1,107 @@
+"""Statistics over samples, and the table `python -m benchmarks` prints."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summary(samples_ms: list[float]) -> dict[str, float]:
+    return {
+        "n": len(samples_ms),
+        "p50_ms": round(pct(samples_ms, 0.5), 3),
+        "p95_ms": round(pct(samples_ms, 0.95), 3),
+    }
+
+
+def spread(samples_ms: list[float]) -> dict[str, float]:
+    """Median and spread (interquartile range, min, max) of a few slow samples."""
+    return {
+        "n": len(samples_ms),
+        "median_ms": round(statistics.median(samples_ms), 1),
+        "p25_ms": round(pct(samples_ms, 0.25), 1),
+        "p75_ms": round(pct(samples_ms, 0.75), 1),
+        "min_ms": round(min(samples_ms), 1),
+        "max_ms": round(max(samples_ms), 1),
+    }
+
+
+def _warm_lines(results: dict[str, Any]) -> list[str]:
+    lines = [
+        "Warm latency (ms), function vs floor, interleaved:",
+        f"  {'endpoint':34} {'p50':>8} {'p95':>8} {'floor p50':>10} {'floor p95':>10} {'ratio':>6}",
+    ]
+    for name, row in results["warm_latency"].items():
+        lines.append(
+            f"  {name:34} {row['function']['p50_ms']:8.2f} {row['function']['p95_ms']:8.2f} "
+            f"{row['floor']['p50_ms']:10.2f} {row['floor']['p95_ms']:10.2f} {row['p50_ratio']:6.2f}"
+        )
+    lines.append("Firestore round trips per request (cold / warm / floor):")
+    for name, row in results["round_trips"].items():
+        calls = " ".join(row["warm_calls"])
+        lines.append(f"  {name:34} {row['cold']:3} / {row['warm']:3} / {row['floor']:3}   {calls}")
+    return lines
+
+
+def _cold_lines(cold: dict[str, Any]) -> list[str]:
+    lines = [
+        "Cold start (ms, process start to first answer, median (p25-p75)), each function "
+        "interleaved with its floor answering the same first request (floor_read: one "
+        f"document read; median of every floor start {cold['floor']['median_ms']:.0f} ms):"
+    ]
+    for name, row in cold["functions"].items():
+        own = row["function"]
+        heavy = " ".join(row["heavy"])
+        lines.append(
+            f"  {name:34} {own['median_ms']:6.0f} ({own['p25_ms']:.0f}-{own['p75_ms']:.0f}, "
+            f"n={own['n']}) x{row['ratio']:.2f} of {row['floor']['target']} "
+            f"{row['floor']['median_ms']:.0f}  import {row['import_ms']:5.0f} ms  {heavy}"
+        )
+    return lines
+
+
+def _growth_lines(results: dict[str, Any]) -> list[str]:
+    growth = results["growth"]
+    hl = growth["hypotheses_list"]
+    lines = [
+        f"Hypotheses list p50: 100 stored {hl['100']['p50_ms']:.2f} ms, "
+        f"10,000 stored {hl['10000']['p50_ms']:.2f} ms (x{hl['p50_ratio']:.2f}); "
+        f"floor x{hl['floor_p50_ratio']:.2f}"
+    ]
+    ingest = results["warm_latency"]["psychologist_session_events"]
+    lines.append(
+        f"Ingest: {ingest['events']} events in batches of 500 at {ingest['events_per_s']} events/s"
+    )
+    for size, row in growth["analysis_preparation"].items():
+        lines.append(
+            f"Analysis preparation, {size} events: {row['wall_s']} s, peak {row['peak_mib']} MiB, "
+            f"{row['gemini_calls']} Gemini calls, at most {row['max_tokens_per_call']} "
+            f"tokens a call (budget {row['budget_tokens']})"
+        )
+    prompt = growth["research_prompt"]
+    for count, row in prompt["items"].items():
+        lines.append(
+            f"Research prompt, {count} items: {row['chars']} chars, "
+            f"~{row['estimated_tokens']} tokens, input_too_large={row['input_too_large']}"
+        )
+    lines.append(
+        f"  input_too_large from {prompt['input_too_large_from_items']} such items "
+        f"(budget {prompt['budget_tokens']} tokens)"
+    )
+    lines.append("Trigger pipeline, document created -> worker finished (ms):")
+    for name, row in results["pipeline"].items():
+        lines.append(
+            f"  {name:34} p50 {row['p50_ms']:8.1f}  p95 {row['p95_ms']:8.1f}  n={row['n']}"
+        )
+    return lines
+
+
+def table(results: dict[str, Any]) -> str:
+    return "\n".join(
+        [*_warm_lines(results), *_cold_lines(results["cold_start"]), *_growth_lines(results)]
+    )
