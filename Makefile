@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml requirements.lock
 
 run: $(STAMP)
 	$(BIN)/evidencia doctor
-	$(BIN)/evidencia serve --port $(PORT)
+	$(BIN)/evidencia serve --port $(PORT) $(if $(LOCAL_MODEL),--local-model)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

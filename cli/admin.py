@@ -6,15 +6,17 @@ import argparse
 import json
 import os
 import re
+import sys
 import uuid
 from datetime import timedelta
 from typing import Any
 
-from google.api_core.exceptions import AlreadyExists
+from google.api_core.exceptions import AlreadyExists, GoogleAPICallError, RetryError
 from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
 
 from shared import auth
-from shared.clients import db
+from shared.clients import db, reset_clients
 from shared.ids import new_ulid
 from shared.retention import utcnow
 from shared.validation import issues_for
@@ -37,55 +39,118 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
+JSON_HELP = "print the result as one JSON object on stdout"
+KIND_CHOICES = sorted(auth.TENANT_COLLECTIONS)
+
+
+def _with_json(command: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    command.add_argument("--json", action="store_true", help=JSON_HELP)
+    return command
+
+
 def add_parser(subparsers: Any) -> None:
-    admin = subparsers.add_parser("admin", help="manage tenants, members and tokens")
+    admin = subparsers.add_parser(
+        "admin",
+        help="manage tenants, members and tokens",
+        description="Tenants, members and tokens, written straight to Firestore: the emulator "
+        "of the running `evidencia serve` (or FIRESTORE_EMULATOR_HOST), or a real project "
+        "only when --project names it. Every command says which Firestore it used.",
+    )
     admin.add_argument(
         "--port",
         type=int,
         help="the port of the running `evidencia serve` whose emulator to use, "
         "when several are running",
     )
+    admin.add_argument(
+        "--project",
+        help="write to this real Firestore project (through application default "
+        "credentials) when no emulator is in use; never implied",
+    )
     groups = admin.add_subparsers(dest="group", required=True)
 
-    tenant = groups.add_parser("tenant").add_subparsers(dest="action", required=True)
-    create = tenant.add_parser("create", help="create a workspace, project or org")
-    create.add_argument("--kind", required=True, choices=sorted(auth.TENANT_COLLECTIONS))
-    create.add_argument("--id", dest="tenant_id")
-    create.add_argument("--name")
-    create.add_argument("--json", action="store_true")
+    tenant = groups.add_parser("tenant", help="workspaces, projects and orgs")
+    tenants = tenant.add_subparsers(dest="action", required=True)
+    create = _with_json(tenants.add_parser("create", help="create a workspace, project or org"))
+    create.add_argument("--kind", required=True, choices=KIND_CHOICES, help="what to create")
+    create.add_argument(
+        "--id",
+        dest="tenant_id",
+        help="its id (default: a new UUID for a workspace, a new ULID otherwise)",
+    )
+    create.add_argument("--name", help="a name for people to read")
+    listed = _with_json(tenants.add_parser("list", help="list tenants, oldest first"))
+    listed.add_argument("--kind", choices=KIND_CHOICES, help="only this kind (default: all)")
 
-    member = groups.add_parser("member").add_subparsers(dest="action", required=True)
-    add = member.add_parser("add", help="add a user to a tenant, or change their role")
-    add.add_argument("--tenant", required=True)
-    add.add_argument("--kind", choices=sorted(auth.TENANT_COLLECTIONS), help=KIND_HELP)
-    add.add_argument("--user", required=True)
-    add.add_argument("--role", required=True, choices=auth.ROLES)
-    add.add_argument("--json", action="store_true")
-    remove = member.add_parser("remove", help="remove a user from a tenant")
-    remove.add_argument("--tenant", required=True)
-    remove.add_argument("--kind", choices=sorted(auth.TENANT_COLLECTIONS), help=KIND_HELP)
-    remove.add_argument("--user", required=True)
+    member = groups.add_parser("member", help="who holds which role in a tenant")
+    members = member.add_subparsers(dest="action", required=True)
+    add = _with_json(members.add_parser("add", help="add a user to a tenant, or change their role"))
+    add.add_argument("--tenant", required=True, help="the tenant's id")
+    add.add_argument("--kind", choices=KIND_CHOICES, help=KIND_HELP)
+    add.add_argument("--user", required=True, help="the user's id")
+    add.add_argument(
+        "--role", required=True, choices=auth.ROLES, help="viewer < member < admin < owner"
+    )
+    remove = _with_json(members.add_parser("remove", help="remove a user from a tenant"))
+    remove.add_argument("--tenant", required=True, help="the tenant's id")
+    remove.add_argument("--kind", choices=KIND_CHOICES, help=KIND_HELP)
+    remove.add_argument("--user", required=True, help="the user's id")
+    roster = _with_json(members.add_parser("list", help="list a tenant's members and roles"))
+    roster.add_argument("--tenant", required=True, help="the tenant's id")
+    roster.add_argument("--kind", choices=KIND_CHOICES, help=KIND_HELP)
 
-    token = groups.add_parser("token").add_subparsers(dest="action", required=True)
-    issue = token.add_parser("create", help="create a token; it is printed once")
-    issue.add_argument("--user", required=True)
+    token = groups.add_parser("token", help="bearer tokens")
+    tokens = token.add_subparsers(dest="action", required=True)
+    issue = _with_json(
+        tokens.add_parser(
+            "create",
+            help="create a token; it is printed once and stored only as a hash",
+            description="A token grants its capabilities in the tenants it names (every "
+            "tenant its user is a member of when it names none), within the user's role in "
+            "each. It needs --expires-in or an explicit --no-expiry.",
+        )
+    )
+    issue.add_argument("--user", required=True, help="whose token it is")
     issue.add_argument(
         "--class",
         dest="credential_class",
         required=True,
         choices=sorted(c.value for c in auth.USER_CLASSES),
+        help="what kind of credential it stands for",
     )
-    issue.add_argument("--capability", action="append", required=True, choices=auth.CAPABILITIES)
-    issue.add_argument("--tenant", action="append", dest="tenants")
-    issue.add_argument("--expires-in", type=parse_duration)
-    issue.add_argument("--json", action="store_true")
-    revoke = token.add_parser("revoke", help="revoke a token by its id")
-    revoke.add_argument("token_id")
+    issue.add_argument(
+        "--capability",
+        action="append",
+        required=True,
+        choices=auth.CAPABILITIES,
+        help="an API it may call; repeat for several",
+    )
+    issue.add_argument(
+        "--tenant",
+        action="append",
+        dest="tenants",
+        help="a tenant it may act in (it must exist); repeat for several; without any, "
+        "the token acts in every tenant its user is a member of",
+    )
+    lifetime = issue.add_mutually_exclusive_group(required=True)
+    lifetime.add_argument(
+        "--expires-in", type=parse_duration, help="how long it lasts: 30m, 12h, 7d"
+    )
+    lifetime.add_argument(
+        "--no-expiry", action="store_true", help="it lasts until revoked (say so explicitly)"
+    )
+    revoke = _with_json(tokens.add_parser("revoke", help="revoke a token by its id"))
+    revoke.add_argument("token_id", help="the token's id (the ULID after evd_)")
+    owned = _with_json(
+        tokens.add_parser("list", help="list a user's tokens, newest first, never their secrets")
+    )
+    owned.add_argument("--user", required=True, help="whose tokens")
 
 
-def _use_running_emulator(port: int | None) -> None:
-    """Point at the emulator of the running local host: the one on `port`, or the only
-    one running; with none running, FIRESTORE_EMULATOR_HOST (or real Firestore) stays."""
+def _target(port: int | None, project: str | None) -> str:
+    """Point at the Firestore to use and say which: the emulator of the running local host
+    (the one on `port`, or the only one running), else FIRESTORE_EMULATOR_HOST, else the
+    real project named by `project`; without any of them, refuse."""
     from cli.host import running_hosts
 
     hosts = running_hosts()
@@ -93,11 +158,23 @@ def _use_running_emulator(port: int | None) -> None:
         if port not in hosts:
             raise AdminError(f"No `evidencia serve` is running on port {port}.")
         os.environ["FIRESTORE_EMULATOR_HOST"] = hosts[port]
-    elif len(hosts) == 1:
-        os.environ["FIRESTORE_EMULATOR_HOST"] = next(iter(hosts.values()))
-    elif len(hosts) > 1:
+        return f"the emulator at {hosts[port]} (evidencia serve on port {port})"
+    if len(hosts) > 1:
         ports = ", ".join(str(p) for p in sorted(hosts))
         raise AdminError(f"Local hosts are running on ports {ports}; say which with --port.")
+    if hosts:
+        [(found, emulator)] = hosts.items()
+        os.environ["FIRESTORE_EMULATOR_HOST"] = emulator
+        return f"the emulator at {emulator} (evidencia serve on port {found})"
+    if os.environ.get("FIRESTORE_EMULATOR_HOST"):
+        return f"the emulator at {os.environ['FIRESTORE_EMULATOR_HOST']} (FIRESTORE_EMULATOR_HOST)"
+    if project:
+        os.environ["GOOGLE_CLOUD_PROJECT"] = project
+        return f"the real Firestore of project {project}"
+    raise AdminError(
+        "No local host is running and FIRESTORE_EMULATOR_HOST is not set. Start one with "
+        "`make run`, or name a real project with `evidencia admin --project PROJECT ...`."
+    )
 
 
 TENANT_IDS = "tenant_ids"
@@ -194,7 +271,17 @@ def member_remove(args: argparse.Namespace) -> None:
     if not ref.get().exists:
         raise AdminError(f"{args.user} is not a member of {args.tenant}.")
     ref.delete()
-    print(f"{args.user} removed from {kind} {args.tenant}")
+    _emit(
+        args,
+        {"tenant": args.tenant, "kind": kind, "user": args.user, "removed": True},
+        f"{args.user} removed from {kind} {args.tenant}",
+    )
+
+
+def _covers(tenants: list[str] | None) -> str:
+    if not tenants:
+        return "every tenant its user is a member of (no --tenant given)"
+    return "tenants " + ", ".join(tenants)
 
 
 def token_create(args: argparse.Namespace) -> None:
@@ -207,30 +294,108 @@ def token_create(args: argparse.Namespace) -> None:
         credential_class=auth.CredentialClass(args.credential_class),
         capabilities=args.capability,
         tenants=args.tenants,
-        expires_in=args.expires_in,
+        expires_in=None if args.no_expiry else args.expires_in,
+    )
+    expiry = (
+        "never expires (revoke it to end it)" if args.no_expiry else f"expires in {args.expires_in}"
     )
     _emit(
         args,
-        {"token": token, "token_id": token_id},
-        f"token_id: {token_id}\ntoken (shown once, store it now): {token}",
+        {
+            "token": token,
+            "token_id": token_id,
+            "tenants": args.tenants,
+            "expires_in_s": None if args.no_expiry else int(args.expires_in.total_seconds()),
+        },
+        f"token_id: {token_id}\ncovers: {_covers(args.tenants)}; {expiry}\n"
+        f"token (shown once, store it now): {token}",
     )
 
 
 def token_revoke(args: argparse.Namespace) -> None:
     if not auth.revoke_token(db(), args.token_id):
         raise AdminError(f"No token has the id {args.token_id}.")
-    print(f"token {args.token_id} revoked")
+    _emit(args, {"token_id": args.token_id, "revoked": True}, f"token {args.token_id} revoked")
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def tenant_list(args: argparse.Namespace) -> None:
+    client = db()
+    kinds = [args.kind] if args.kind else KIND_CHOICES
+    found = [
+        {"id": snapshot.id, "kind": kind, "name": (snapshot.to_dict() or {}).get("name")}
+        for kind in kinds
+        for snapshot in client.collection(auth.TENANT_COLLECTIONS[kind]).stream()
+    ]
+    lines = [f"{t['kind']:9} {t['id']}  {t['name'] or ''}".rstrip() for t in found]
+    _emit(args, {"tenants": found}, "\n".join(lines) or "no tenants")
+
+
+def member_list(args: argparse.Namespace) -> None:
+    client = db()
+    kind = _find_tenant(client, args.tenant, args.kind)
+    members = auth.tenant_ref(client, kind, args.tenant).collection("members").stream()
+    found = [{"user": m.id, "role": (m.to_dict() or {}).get("role")} for m in members]
+    lines = [f"{m['user']}: {m['role']}" for m in found]
+    _emit(
+        args,
+        {"tenant": args.tenant, "kind": kind, "members": found},
+        "\n".join(lines) or f"{kind} {args.tenant} has no members",
+    )
+
+
+def token_list(args: argparse.Namespace) -> None:
+    query = db().collection("tokens").where(filter=FieldFilter("user_id", "==", args.user))
+    found = []
+    for snapshot in query.stream():
+        data = snapshot.to_dict() or {}
+        found.append(
+            {
+                "token_id": snapshot.id,
+                "class": data.get("class"),
+                "capabilities": data.get("capabilities"),
+                "tenants": data.get("tenants"),
+                "created_at": _iso(data.get("created_at")),
+                "expires_at": _iso(data.get("token_expires_at")),
+                "revoked_at": _iso(data.get("revoked_at")),
+            }
+        )
+    found.sort(key=lambda t: str(t["token_id"]), reverse=True)
+    lines = [
+        f"{t['token_id']}  {','.join(t['capabilities'] or [])}  "
+        f"{'revoked' if t['revoked_at'] else 'expires ' + (t['expires_at'] or 'never')}"
+        for t in found
+    ]
+    _emit(
+        args, {"user": args.user, "tokens": found}, "\n".join(lines) or f"{args.user} has no tokens"
+    )
 
 
 COMMANDS = {
     ("tenant", "create"): tenant_create,
+    ("tenant", "list"): tenant_list,
     ("member", "add"): member_add,
     ("member", "remove"): member_remove,
+    ("member", "list"): member_list,
     ("token", "create"): token_create,
     ("token", "revoke"): token_revoke,
+    ("token", "list"): token_list,
 }
 
 
 def run(args: argparse.Namespace) -> None:
-    _use_running_emulator(args.port)
-    COMMANDS[(args.group, args.action)](args)
+    before = {name: os.environ.get(name) for name in _TARGET_VARIABLES}
+    where = _target(args.port, args.project)
+    if any(os.environ.get(name) != value for name, value in before.items()):
+        reset_clients()
+    print(f"Firestore: {where}", file=sys.stderr)
+    try:
+        COMMANDS[(args.group, args.action)](args)
+    except (RetryError, GoogleAPICallError) as error:
+        raise AdminError(f"Firestore ({where}) did not answer: {error}") from None
+
+
+_TARGET_VARIABLES = ("FIRESTORE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT")

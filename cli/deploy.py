@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -275,25 +276,41 @@ def plan(target: Target, out: Path, entries: tuple[Entry, ...] = ENTRIES) -> lis
     return steps
 
 
-def _run(step: Step) -> None:
-    print(f"$ {shlex.join(step.command)}", flush=True)
+def _run(step: Step, index: int, total: int) -> None:
+    """Run one step, then say how it ended and how long it took, on one line."""
+    print(f"[{index}/{total}] $ {shlex.join(step.command)}", flush=True)
+    started = time.monotonic()
     done = subprocess.run(step.command, check=False, capture_output=True, text=True)
-    if done.returncode == 0:
-        return
-    if step.if_exists and "already exists" in (done.stderr + done.stdout).lower():
-        subprocess.run(step.if_exists, check=True)
-        return
-    sys.stderr.write(done.stderr)
-    raise SystemExit(f"deploy stopped: {step.command[0]} exited {done.returncode}")
+    outcome = "done"
+    if (
+        done.returncode != 0
+        and step.if_exists
+        and "already exists" in (done.stderr + done.stdout).lower()
+    ):
+        done = subprocess.run(step.if_exists, check=False, capture_output=True, text=True)
+        outcome = "updated"
+    elapsed = time.monotonic() - started
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        print(f"[{index}/{total}] failed after {elapsed:.0f} s", flush=True)
+        raise SystemExit(f"deploy stopped: {step.command[0]} exited {done.returncode}")
+    print(f"[{index}/{total}] {outcome} in {elapsed:.0f} s", flush=True)
 
 
 def add_parser(subparsers: Any) -> None:
     deploy = subparsers.add_parser("deploy", help="deploy every function to Google Cloud")
-    deploy.add_argument("--project", required=True)
-    deploy.add_argument("--region", required=True)
+    deploy.add_argument("--project", required=True, help="the Google Cloud project to deploy to")
+    deploy.add_argument("--region", required=True, help="where the functions run, e.g. us-central1")
     deploy.add_argument("--firestore-location", help="the database's location (default: --region)")
-    deploy.add_argument("--gemini-model", default="gemini-2.5-flash")
-    deploy.add_argument("--out", type=Path, default=ROOT / "build" / "deploy")
+    deploy.add_argument(
+        "--gemini-model", default="gemini-2.5-flash", help="the model every worker asks"
+    )
+    deploy.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "build" / "deploy",
+        help="where the bundle and the Firebase config are written",
+    )
     deploy.add_argument("--dry-run", action="store_true", help="build and print, deploy nothing")
 
 
@@ -324,8 +341,8 @@ def run(args: argparse.Namespace) -> int:
         for tool in ("gcloud", "firebase"):
             if shutil.which(tool) is None:
                 raise SystemExit(f"{tool} is not on PATH: install it, then run deploy again")
-        for step in steps:
-            _run(step)
+        for index, step in enumerate(steps, start=1):
+            _run(step, index, len(steps))
     print("# function URLs, each with the path to call:")
     for line in function_urls(target):
         print(f"#   {line}")

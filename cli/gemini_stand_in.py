@@ -102,6 +102,8 @@ class GeminiTestServer:
     server: ThreadingHTTPServer | None = None
     responder: Callable[[Recorded], Reply] | None = None
     """Answers when no scripted reply is left: a stand-in model that reads the prompt."""
+    keep_requests: bool = True
+    """Record every request (tests read them); off for a long-running local model."""
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
@@ -141,7 +143,8 @@ class GeminiTestServer:
 
     def _next(self, recorded: Recorded) -> Reply:
         with self.lock:
-            self.requests.append(recorded)
+            if self.keep_requests:
+                self.requests.append(recorded)
             if self.replies:
                 return self.replies.popleft()
             responder = self.responder

@@ -26,6 +26,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 import main
 from cli import emulator as emulator_module
+from cli.gemini_stand_in import GeminiTestServer
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
 from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
@@ -338,13 +339,27 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(port: int) -> None:
+def _use_local_model() -> GeminiTestServer:
+    """Start the local development model and point this process's Gemini client at it."""
+    from cli import local_model
+    from shared.clients import reset_clients
+
+    model = local_model.start()
+    os.environ["GEMINI_BASE_URL"] = model.url
+    os.environ["GEMINI_API_KEY"] = os.environ.get("GEMINI_API_KEY") or "evidencia-local"
+    os.environ["GOOGLE_GENAI_USE_VERTEXAI"] = "false"
+    reset_clients()
+    return model
+
+
+def serve(port: int, local_model: bool = False) -> None:
     from shared.config import settings
 
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
     listener = bind(port)
     host: LocalHost | None = None
+    model = _use_local_model() if local_model else None
     try:
         host = open_host(port, listener).start()
         if not host.owns_emulator:
@@ -357,6 +372,11 @@ def serve(port: int) -> None:
             if settings().gemini_configured
             else "not configured (runs fail not_configured)"
         )
+        if model is not None:
+            configured = (
+                f"the local development model at {model.url} (--local-model): answers are "
+                "made up from each prompt's own data and carry model version evidencia-local"
+            )
         print(f"Gemini: {configured}", flush=True)
         print(
             f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
@@ -371,6 +391,8 @@ def serve(port: int) -> None:
         if host is not None:
             host.stop()
             state_file(port).unlink(missing_ok=True)
+        if model is not None:
+            model.stop()
         listener.close()
 
 

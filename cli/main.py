@@ -1,10 +1,13 @@
-"""`evidencia`: serve, admin, openapi."""
+"""`evidencia`: serve the functions locally, manage tenants and tokens, check the setup,
+regenerate the OpenAPI document and the lock file, deploy."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from importlib.metadata import version
 
 from cli import admin, deploy
 from cli.emulator import EmulatorError
@@ -13,9 +16,16 @@ from cli.host import HostError
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="evidencia", description=__doc__)
+    root.add_argument("--version", action="version", version=f"evidencia {version('evidencia')}")
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run every function locally on one port")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=int, default=8080, help="the port to serve on")
+    serve.add_argument(
+        "--local-model",
+        action="store_true",
+        help="answer Gemini calls with the local development model (made-up answers built "
+        "from each prompt's data, model version evidencia-local) instead of Gemini",
+    )
     openapi = commands.add_parser("openapi", help="regenerate schemas/openapi.json")
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
     lock = commands.add_parser(
@@ -32,30 +42,39 @@ def parser() -> argparse.ArgumentParser:
         help="the port `evidencia serve` will use: with FIRESTORE_EMULATOR_HOST set, doctor "
         "checks that this emulator delivers trigger events to it",
     )
+    doctor_command.add_argument(
+        "--json", action="store_true", help="print the findings as one JSON object"
+    )
     admin.add_parser(commands)
     deploy.add_parser(commands)
     return root
 
 
-def doctor(port: int) -> None:
+def doctor(port: int, as_json: bool = False) -> None:
     """Say what the local host will use, or fail with what to install."""
     from cli.emulator import find_jar, find_java
     from shared.config import settings
 
+    found: dict[str, str] = {}
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if external:
-        print(f"Firestore emulator: {external} (from FIRESTORE_EMULATOR_HOST)")
-        print(f"Trigger delivery to port {port}: {probe_delivery(port)}")
+        found["Firestore emulator"] = f"{external} (from FIRESTORE_EMULATOR_HOST)"
+        found[f"Trigger delivery to port {port}"] = probe_delivery(port)
     else:
-        print(f"Java: {find_java()}")
-        print(f"Firestore emulator jar: {find_jar()}")
+        found["Java"] = str(find_java())
+        found["Firestore emulator jar"] = str(find_jar())
     gemini = settings()
-    state = (
+    found["Gemini"] = (
         f"configured, model {gemini.gemini_model}"
         if gemini.gemini_configured
-        else ("not configured: set GEMINI_API_KEY (runs fail with not_configured until then)")
+        else "not configured: set GEMINI_API_KEY (runs fail with not_configured until then), "
+        "or serve with --local-model to see every flow complete with made-up answers"
     )
-    print(f"Gemini: {state}")
+    if as_json:
+        print(json.dumps(found))
+    else:
+        for name, value in found.items():
+            print(f"{name}: {value}")
 
 
 def probe_delivery(port: int) -> str:
@@ -86,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             from cli.host import serve
 
-            serve(args.port)
+            serve(args.port, local_model=args.local_model)
         elif args.command == "deploy":
             return deploy.run(args)
         elif args.command == "doctor":
-            doctor(args.port)
+            doctor(args.port, args.json)
         elif args.command == "lock":
             from cli.lock import write as write_lock
 

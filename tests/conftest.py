@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.counting import CallCounter
 from cli import emulator as emulator_module
 from cli.gemini_stand_in import GeminiTestServer
 from cli.host import LocalHost
-from shared.clients import reset_clients
+from shared.clients import CHANNEL_INTERCEPTORS, reset_clients
 from tests.api import Api, Configure, World
 
 HOST_PORT = emulator_module.free_port()
@@ -79,6 +80,17 @@ def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         assert local.delivered_probe(timeout=10)
         assert local.in_flight.wait_idle(timeout=30)
     monkeypatch.undo()
+    reset_clients()
+
+
+@pytest.fixture
+def counter(emulator: emulator_module.Emulator) -> Iterator[CallCounter]:
+    """Every Firestore call this process makes from now on, by method name."""
+    counting = CallCounter()
+    CHANNEL_INTERCEPTORS.append(counting)
+    reset_clients()
+    yield counting
+    CHANNEL_INTERCEPTORS.remove(counting)
     reset_clients()
 
 

@@ -4,9 +4,6 @@ counter on the Firestore client's channel, and the stand-in model's answers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-
-import pytest
 
 from benchmarks.counting import CallCounter
 from benchmarks.model import stand_in_model
@@ -14,18 +11,7 @@ from cli.gemini_stand_in import Recorded
 from functions.research.checks import gemini_answer_schema, issues_for_answer
 from functions.research.documents import Evidence
 from functions.research.prompts import build_prompt
-from shared.clients import CHANNEL_INTERCEPTORS, db, reset_clients
-from tests.api import World
-
-
-@pytest.fixture
-def counter(world: World) -> Iterator[CallCounter]:
-    counting = CallCounter()
-    CHANNEL_INTERCEPTORS.append(counting)
-    reset_clients()
-    yield counting
-    CHANNEL_INTERCEPTORS.remove(counting)
-    reset_clients()
+from shared.clients import db
 
 
 def test_every_firestore_call_of_a_client_passes_the_channel_interceptors(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -9,7 +10,10 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,7 +201,7 @@ def test_token_create_refuses_a_tenant_that_does_not_exist(
     from cli.main import main
 
     args = ["admin", "token", "create", "--user", "u", "--class", "user_session"]
-    args += ["--capability", "agent:research", "--tenant", "nope"]
+    args += ["--capability", "agent:research", "--tenant", "nope", "--no-expiry"]
     assert main(args) == 1
     assert "No workspace, project or org has the id nope" in capsys.readouterr().err
 
@@ -213,3 +217,112 @@ def test_tenant_create_refuses_ids_the_api_paths_refuse(
 
     assert main(["admin", "tenant", "create", "--kind", kind, "--id", bad_id]) == 1
     assert f"A {kind} id must be" in capsys.readouterr().err
+
+
+def _options(parser: argparse.ArgumentParser, path: str = "evidencia") -> Iterator[tuple[str, Any]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
+            yield path, action
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    from cli.main import parser
+
+    silent = [
+        f"{path} {'/'.join(action.option_strings) or action.dest}"
+        for path, action in _options(parser())
+        if not action.help
+    ]
+    assert silent == []
+
+
+def test_version_names_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"evidencia {version('evidencia')}"
+
+
+TOKEN = ["admin", "token", "create", "--user", "ana", "--class", "user_session"]
+
+
+def test_a_token_needs_an_expiry_or_an_explicit_no_expiry(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    with pytest.raises(SystemExit):
+        main([*TOKEN, "--capability", "agent:research"])
+    assert "--expires-in --no-expiry" in capsys.readouterr().err
+    created = admin(*TOKEN[1:], "--capability", "agent:research", "--no-expiry")
+    assert created["expires_in_s"] is None
+
+
+def test_token_create_says_which_tenants_the_token_covers(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    project = admin("tenant", "create", "--kind", "project")["id"]
+    capsys.readouterr()
+    assert main([*TOKEN, "--capability", "agent:psychologist", "--expires-in", "1h"]) == 0
+    assert "covers: every tenant its user is a member of" in capsys.readouterr().out
+    args = [*TOKEN, "--capability", "agent:psychologist", "--tenant", project, "--expires-in", "1h"]
+    assert main(args) == 0
+    assert f"covers: tenants {project}; expires in 1:00:00" in capsys.readouterr().out
+
+
+def test_list_commands_show_tenants_members_and_tokens_but_never_a_secret(
+    emulator: object,
+) -> None:
+    org = admin("tenant", "create", "--kind", "org", "--name", "Acme")["id"]
+    admin("member", "add", "--tenant", org, "--user", "lia", "--role", "admin")
+    created = admin(*TOKEN[1:4], "lia", *TOKEN[5:], "--capability", "agent:connect", "--no-expiry")
+    assert {"id": org, "kind": "org", "name": "Acme"} in admin("tenant", "list")["tenants"]
+    assert admin("tenant", "list", "--kind", "workspace")["tenants"] == [
+        t for t in admin("tenant", "list")["tenants"] if t["kind"] == "workspace"
+    ]
+    assert admin("member", "list", "--tenant", org)["members"] == [{"user": "lia", "role": "admin"}]
+    admin("token", "revoke", created["token_id"])
+    listed = admin("token", "list", "--user", "lia")
+    [token] = listed["tokens"]
+    assert token["token_id"] == created["token_id"]
+    assert token["revoked_at"] is not None
+    printed = json.dumps(listed)
+    assert created["token"] not in printed
+    assert created["token"].split("_")[2].split(".")[0] not in printed
+    assert "hash" not in printed
+
+
+def test_admin_without_a_host_or_an_emulator_refuses_real_firestore_unless_named(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    done = subprocess.run(
+        [str(EVIDENCIA), "admin", "tenant", "list"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "No local host is running" in done.stderr
+    assert "--project PROJECT" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_admin_says_which_firestore_it_wrote_to(
+    emulator: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    assert main(["admin", "tenant", "create", "--kind", "org"]) == 0
+    assert f"Firestore: the emulator at {os.environ['FIRESTORE_EMULATOR_HOST']}" in (
+        capsys.readouterr().err
+    )

@@ -26,6 +26,7 @@ from functions.research.documents import (
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import TERMINAL, conversation_view, run_view, status_view
 from shared import jobs, logs
+from shared.auth import Principal
 from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -322,17 +323,18 @@ def status(call: Call) -> Reply:
     holder = snapshots[conversation.path]
     current = cast(Conversation | None, holder.to_dict() if holder.exists else None)
     revision = current["revision"] if current else run["conversation_revision"]
-    lost = _why_not_current(run, current) if run["status"] == RunStatus.COMPLETED else None
+    completed = run["status"] == RunStatus.COMPLETED
+    lost = _why_not_current(run, current, call.principal) if completed else None
     return Reply(status_view(run_ref.id, run, revision, lost))
 
 
-def _why_not_current(run: Run, conversation: Conversation | None) -> str | None:
+def _why_not_current(run: Run, conversation: Conversation | None, caller: Principal) -> str | None:
     """Why a completed result no longer stands, read without writing: its asker lost the
     right to ask, or a source it cites was removed or revised since. None while it stands.
 
     The conversation document keeps every item's revision, so the sources need no read of
     their own; the asker's token and membership are read once per AUTH_CACHE_SECONDS."""
-    if not still_granted(db(), asker_grant(run)):
+    if not still_granted(db(), asker_grant(run), caller):
         return FailureCode.ACCESS_CHANGED
     message = run["message"]
     cited = [ref for _, ref in references(message["answer"])] if message else []

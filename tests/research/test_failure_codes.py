@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
+from benchmarks.counting import CallCounter
 from shared.clients import db
 from shared.validation import issues_for
 from tests.api import Configure, admin, document, wait_for
@@ -365,6 +366,21 @@ def test_a_completed_result_whose_asker_lost_access_reads_unavailable(research: 
     run_id = completed(research)
     admin("member", "add", "--tenant", research.workspace, "--user", "ana", "--role", "viewer")
     unavailable_because(research, run_id, "access_changed")
+
+
+def test_the_asker_reading_its_own_result_is_checked_by_its_own_authentication(
+    research: Research, counter: CallCounter
+) -> None:
+    run_id = completed(research)
+    counter.calls.clear()
+    assert research.status(run_id, research.member).json()["run"]["status"] == "completed"
+    assert counter.calls == ["BatchGetDocuments", "BatchGetDocuments"]
+    counter.calls.clear()
+    assert research.status(run_id).json()["run"]["status"] == "completed"
+    assert counter.calls == ["BatchGetDocuments"] * 3, "another reader reads the asker's grant"
+    admin("member", "add", "--tenant", research.workspace, "--user", "ana", "--role", "viewer")
+    body = research.status(run_id, research.member).json()
+    assert (body["run"]["status"], body["run"]["failure_code"]) == ("unavailable", "access_changed")
 
 
 def test_availability_reason_is_null_while_a_run_is_pending(
