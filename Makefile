@@ -11,9 +11,12 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python 3.11 or newer is required" >&2; exit 1; }
+	@echo "[1/3] creating $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "[2/3] installing the locked runtime dependencies (about 30 s the first time)"
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	@echo "[3/3] installing evidencia and its test tools"
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 

@@ -15,7 +15,7 @@ from typing import Any
 import benchmarks
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
-from benchmarks.measuring import cold_starts, round_trips, warm_latency
+from benchmarks.measuring import READ_ONLY, cold_starts, round_trips, warm_latency
 from benchmarks.model import stand_in_model
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
@@ -76,13 +76,16 @@ def main(argv: list[str] | None = None) -> int:
         }
         _phase("round trips")
         results["round_trips"] = round_trips(seeded)
-        _phase(f"warm latency, {args.rounds} rounds a side")
+        _phase(
+            f"warm latency, {args.rounds} rounds a side of 5 endpoints (about {args.rounds // 3} s)"
+        )
         results["warm_latency"] = warm_latency(seeded, env, args.rounds)
-        _phase(f"cold starts, {args.cold_repeats} of each read-only function")
+        starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
+        _phase(f"cold starts: {starts} processes, each beside its floor (about {starts // 2} s)")
         results["cold_start"] = cold_starts(seeded, env, args.cold_repeats)
-        _phase("growth")
+        _phase("growth: list sizes, 11,000 more events, prompt sizes (about 2 min)")
         results["growth"] = growth(seeded, env, args.rounds)
-        _phase("trigger pipeline")
+        _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")
         host.start()
         results["pipeline"] = pipeline(seeded, host.url, 20)
     finally:

@@ -13,6 +13,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -107,7 +108,18 @@ def error_response(status: int, message: str, request_id: str) -> tuple[bytes, d
 
 def _error(error: HTTPException) -> flask.Response:
     status = error.code or 500
-    body, headers = error_response(status, error.description or "", request_id_of(flask.request))
+    request_id = request_id_of(flask.request)
+    logs.log(
+        logs.severity_of(status),
+        f"{flask.request.method} {flask.request.path} {status}",
+        request_id=request_id,
+        httpRequest={
+            "requestMethod": flask.request.method,
+            "requestUrl": flask.request.url,
+            "status": status,
+        },
+    )
+    body, headers = error_response(status, error.description or "", request_id)
     response = flask.Response(body, status=status, headers=headers)
     if isinstance(error, MethodNotAllowed) and error.valid_methods:
         response.headers["Allow"] = ", ".join(sorted(error.valid_methods))
@@ -244,6 +256,7 @@ class LocalHost:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LocalHost:
+        logs.setup()
         register_triggers(self.emulator, self.secret)
         self.thread.start()
         self.scheduler.start()
@@ -352,9 +365,15 @@ def _use_local_model() -> GeminiTestServer:
     return model
 
 
+def _say(line: str) -> None:
+    """What the operator reads goes to stderr; stdout carries only the JSON log lines."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def serve(port: int, local_model: bool = False) -> None:
     from shared.config import settings
 
+    logs.setup()
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
     listener = bind(port)
@@ -365,8 +384,8 @@ def serve(port: int, local_model: bool = False) -> None:
         if not host.owns_emulator:
             check_delivery(host)
         write_state(host)
-        print(f"Evidencia local host: {host.url}", flush=True)
-        print(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}", flush=True)
+        _say(f"Evidencia local host: {host.url}")
+        _say(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}")
         configured = (
             "configured"
             if settings().gemini_configured
@@ -377,12 +396,9 @@ def serve(port: int, local_model: bool = False) -> None:
                 f"the local development model at {model.url} (--local-model): answers are "
                 "made up from each prompt's own data and carry model version evidencia-local"
             )
-        print(f"Gemini: {configured}", flush=True)
-        print(
-            f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.",
-            flush=True,
-        )
-        print(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
+        _say(f"Gemini: {configured}")
+        _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
+        _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)
         threading.Event().wait()
     except KeyboardInterrupt:

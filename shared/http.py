@@ -252,8 +252,18 @@ def handle_scheduled(request: flask.Request, job: Callable[[str], Reply]) -> fla
 
 
 def _respond(request: flask.Request, produce: Callable[[str], Reply]) -> flask.Response:
-    started = time.perf_counter()
     request_id = request_id_of(request)
+    trace = logs.trace_of(
+        request.headers.get("X-Cloud-Trace-Context"), request.headers.get("traceparent")
+    )
+    with logs.scope(request_id=request_id, **trace):
+        return _respond_in_scope(request, request_id, produce)
+
+
+def _respond_in_scope(
+    request: flask.Request, request_id: str, produce: Callable[[str], Reply]
+) -> flask.Response:
+    started = time.perf_counter()
     try:
         reply = produce(request_id)
         response = _json_response(reply.body, reply.status, reply.headers)
@@ -262,25 +272,21 @@ def _respond(request: flask.Request, produce: Callable[[str], Reply]) -> flask.R
     except Exception as error:  # noqa: BLE001 - the one place where unknown faults become `internal`
         known = store_fault(error)
         if known is None:
-            logs.error(
-                "Unhandled error",
-                request_id=request_id,
-                path=request.path,
-                stack_trace=traceback.format_exc(),
-            )
+            logs.error("Unhandled error", path=request.path, stack_trace=traceback.format_exc())
             known = ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
         else:
-            logs.warning("Firestore fault", request_id=request_id, cause=repr(error))
+            logs.warning("Firestore fault", cause=repr(error))
         response = _json_response(known.body(request_id), known.status, known.headers)
     response.headers["x-request-id"] = request_id
-    logs.info(
+    logs.log(
+        logs.severity_of(response.status_code),
         f"{request.method} {request.path} {response.status_code}",
-        request_id=request_id,
         httpRequest={
             "requestMethod": request.method,
-            "requestUrl": request.path,
+            "requestUrl": request.url,
             "status": response.status_code,
             "latency": f"{time.perf_counter() - started:.6f}s",
+            "userAgent": request.user_agent.string,
         },
     )
     return response

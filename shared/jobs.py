@@ -92,6 +92,8 @@ class Lifecycle:
     waiting: str
     running: str
     lease_seconds: Callable[[Settings], float]
+    label: str
+    """The log label that carries a job's id (`run_id`, `analysis_id`, `evaluation`)."""
     end_stuck: EndStuck = fail_unconfirmed
     """Write the terminal state of a job stuck past its lease or queue deadline."""
 
@@ -141,6 +143,7 @@ def claim(
         if not snapshot.exists:
             raise JobGoneError(ref.path)
         job: Job = snapshot.to_dict() or {}
+        logs.bind(**{lifecycle.label: ref.id}, trace=job.get("trace"))
         now = utcnow()
         if lifecycle.stuck(job, now):
             lifecycle.end_stuck(transaction, ref, job)
@@ -247,17 +250,20 @@ def deliver(event: Any, process: Callable[[DocumentEvent], None]) -> None:
     from shared.events import EventDecodeError, decode_document_event
 
     event_id = _event_id(event)
-    try:
-        decoded = decode_document_event(event)
-    except EventDecodeError as error:
-        logs.warning("Dropped an event that cannot be decoded", event_id=event_id, cause=str(error))
-        return
-    try:
-        process(decoded)
-    except JobGoneError:
-        logs.warning(
-            "Dropped an event whose document is gone", event_id=event_id, document=decoded.path
-        )
+    with logs.scope():
+        try:
+            decoded = decode_document_event(event)
+        except EventDecodeError as error:
+            logs.warning(
+                "Dropped an event that cannot be decoded", event_id=event_id, cause=str(error)
+            )
+            return
+        try:
+            process(decoded)
+        except JobGoneError:
+            logs.warning(
+                "Dropped an event whose document is gone", event_id=event_id, document=decoded.path
+            )
 
 
 def _event_id(event: Any) -> str:

@@ -3,12 +3,14 @@ as a newcomer would run it against `make run LOCAL_MODEL=1`, and shows its flow 
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -19,8 +21,12 @@ EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name
 
 
 class Served:
-    def __init__(self, url: str, env: dict[str, str], output: list[str]) -> None:
-        self.url, self.env, self.output = url, env, output
+    def __init__(self, url: str, env: dict[str, str], said: list[str], logged: list[str]) -> None:
+        self.url, self.env = url, env
+        self.said = said
+        """What serve printed on stderr, for the operator."""
+        self.logged = logged
+        """What it printed on stdout: log lines."""
 
 
 @pytest.fixture(scope="module")
@@ -32,33 +38,34 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stdout is not None
-    output: list[str] = []
+    said: list[str] = []
+    logged: list[str] = []
     ready = threading.Event()
 
-    def drain() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
+    def drain(stream: IO[str], into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
             if line.startswith("Private routes"):
                 ready.set()
         ready.set()
 
-    threading.Thread(target=drain, daemon=True).start()
+    for stream, into in ((process.stdout, logged), (process.stderr, said)):
+        assert stream is not None
+        threading.Thread(target=drain, args=(stream, into), daemon=True).start()
     try:
-        assert ready.wait(120), "serve did not start: " + "".join(output)
-        assert process.poll() is None, "serve exited: " + "".join(output)
-        yield Served(f"http://127.0.0.1:{port}", env, output)
+        assert ready.wait(120), "serve did not start: " + "".join(said)
+        assert process.poll() is None, "serve exited: " + "".join(said)
+        yield Served(f"http://127.0.0.1:{port}", env, said, logged)
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
 
 
 def test_serve_says_the_local_model_is_on(served: Served) -> None:
-    said = "".join(served.output)
+    said = "".join(served.said)
     assert "--local-model" in said
     assert "evidencia-local" in said
 
@@ -88,3 +95,10 @@ def test_the_readme_shows_each_walkthroughs_steps_in_order(script: Path) -> None
     assert steps
     assert -1 not in shown, [step for step, at in zip(steps, shown, strict=True) if at == -1]
     assert shown == sorted(shown)
+
+
+def test_every_line_the_host_prints_on_stdout_is_a_structured_log_line(served: Served) -> None:
+    assert served.logged, "the walkthroughs left no log line"
+    for line in served.logged:
+        entry = json.loads(line)
+        assert {"severity", "message", "time"} <= set(entry), line

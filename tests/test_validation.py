@@ -12,7 +12,14 @@ from jsonschema import Draft202012Validator
 
 from benchmarks.seeding import event_batch
 from cli.gemini_stand_in import cited_research_answer
-from shared.validation import SCHEMA_REGISTRY, SCHEMAS_DIR, inlined, issues_for, load_schema
+from shared.validation import (
+    SCHEMA_REGISTRY,
+    SCHEMAS_DIR,
+    inlined,
+    issues_for,
+    load_schema,
+    validator,
+)
 
 REFERENCING = sorted(
     str(path.relative_to(SCHEMAS_DIR)).removesuffix(".json")
@@ -64,3 +71,9 @@ def test_a_batch_of_events_is_refused_item_by_item() -> None:
     assert ["events", 0, "at"] in paths
     assert ["events", 0] in paths
     assert ["events", 1, "agent"] in paths
+
+
+def test_requests_are_validated_against_the_inlined_schema() -> None:
+    used = validator("psychologist/events.request").schema
+    assert used == inlined(load_schema("psychologist/events.request"))
+    assert "psychologist/event.json" not in json.dumps(used)

@@ -150,6 +150,8 @@ class PendingEvaluation(TypedDict):
     claim: NotRequired[str]
     lease_until: NotRequired[datetime | None]
     started_at: NotRequired[datetime]
+    trace: NotRequired[str]
+    """The trace of the session start that created it: the worker's log lines join it."""
 
 
 class EvaluationFields(TypedDict):

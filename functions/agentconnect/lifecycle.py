@@ -25,5 +25,6 @@ LIFECYCLE = Lifecycle(
     EvaluationStatus.PENDING,
     EvaluationStatus.EVALUATING,
     lambda config: config.agentconnect_lease_seconds,
+    "evaluation",
     _end_stuck,
 )

@@ -149,11 +149,15 @@ def start_session(call: Call) -> Reply:
             "created_at": now,
             "fallback": fallback,
         }
+        trace = logs.current_trace()
+        if trace is not None:
+            pending["trace"] = trace
         transaction.create(store.evaluation_ref(org_id, agent_id, seq), fields(pending))
         transaction.update(agent, {"last_seq": seq})
         return seq, token
 
     seq, token = transact(apply)
+    logs.bind(evaluation=str(seq))
     return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
 
 

@@ -409,7 +409,8 @@ def process(event: DocumentEvent) -> None:
 
     frozen = jobs.run(claimed, lambda job: _evaluate(job, session, session_id), failed)
     stored = freeze(claimed, frozen.summary, frozen.details)
-    logs.info(
+    logs.log(
+        logs.WARNING if frozen.outcome == Outcome.FALLBACK else logs.INFO,
         "Evaluation frozen" if stored else "Evaluation superseded",
         seq=session["seq"],
         agent_id=agent_id,

@@ -131,6 +131,8 @@ class Analysis(TypedDict):
     finished_at: datetime | None
     lease_until: datetime | None
     claim: NotRequired[str]
+    trace: NotRequired[str]
+    """The trace of the request that created it: the worker's log lines join it."""
     signals: NotRequired[list[Signal]]
     event_count: NotRequired[int]
     chunk_count: NotRequired[int]

@@ -11,5 +11,6 @@ LIFECYCLE = Lifecycle(
     AnalysisStatus.QUEUED,
     AnalysisStatus.PROCESSING,
     lambda config: config.psychologist_lease_seconds,
+    "analysis_id",
 )
 """A stuck analysis fails `generation_unconfirmed`."""

@@ -171,7 +171,7 @@ def _new_analysis(
 ) -> tuple[str, Analysis]:
     analysis_id = new_ulid()
     now = utcnow()
-    return analysis_id, {
+    analysis: Analysis = {
         "id": analysis_id,
         "project_id": project_id,
         "session_id": session_id,
@@ -185,6 +185,10 @@ def _new_analysis(
         "finished_at": None,
         "lease_until": None,
     }
+    trace = logs.current_trace()
+    if trace is not None:
+        analysis["trace"] = trace
+    return analysis_id, analysis
 
 
 def close_session(
@@ -227,6 +231,7 @@ def end_session(call: Call) -> Reply:
         return close_session(transaction, project_id, session_id, state, cause, current)
 
     ended = transact(apply)
+    logs.bind(analysis_id=ended.get("analysis_id"))
     return Reply(session_view(project_id, session_id, ended))
 
 
@@ -287,6 +292,7 @@ def create_analysis(call: Call) -> Reply:
         raise not_found("The session")
     analysis_id, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
     store.analysis_ref(project_id, analysis_id).create(fields(analysis))
+    logs.bind(analysis_id=analysis_id)
     return Reply(analysis_view(analysis), status=202)
 
 

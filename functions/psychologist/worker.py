@@ -60,9 +60,9 @@ ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>
 
 
 class AnalysisFailedError(Exception):
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, cause: str) -> None:
         super().__init__(code)
-        self.code = code
+        self.code, self.cause = code, cause
 
 
 @dataclass
@@ -74,6 +74,8 @@ class Outcome:
     accepted: list[Finding] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     failure: str | None = None
+    cause: str | None = None
+    """Why it failed, in words, for the log."""
     session: Session | None = None
     cited_events: dict[str, Event] = field(default_factory=dict)
 
@@ -131,7 +133,7 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]
         usage = reply.usage
     except GeminiError as error:
         _record(outcome, call, error.usage)
-        raise AnalysisFailedError(error.kind.value) from error
+        raise AnalysisFailedError(error.kind.value, error.detail) from error
     _record(outcome, call, usage)
     problems = output_issues(reply.data)
     if problems:
@@ -142,7 +144,7 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]
                 "reasons": problems[:20],
             }
         )
-        raise AnalysisFailedError(AnalysisFailure.INVALID_OUTPUT)
+        raise AnalysisFailedError(AnalysisFailure.INVALID_OUTPUT, problems[0])
     return parse_output(reply.data)["hypotheses"]
 
 
@@ -218,7 +220,7 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
             final = combine_call(session, outcome.signals, findings, [by_id[i] for i in shown])
             findings = _checked(_ask(final, outcome, claimed.deadline), facts, final.phase, outcome)
     except AnalysisFailedError as failure:
-        outcome.failure = failure.code
+        outcome.failure, outcome.cause = failure.code, failure.cause
         return outcome
     outcome.accepted = findings
     cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
@@ -325,17 +327,19 @@ def process(event: DocumentEvent) -> None:
         return
     outcome = Outcome()
 
-    def failed(code: str, _error: GeminiError | None) -> Outcome:
+    def failed(code: str, error: GeminiError | None) -> Outcome:
         outcome.failure = code
+        outcome.cause = error.detail if error is not None else "the worker failed unexpectedly"
         return outcome
 
     jobs.run(claimed, lambda job: produce(job, outcome), failed)
     status = finish(claimed, outcome)
-    logs.info(
+    logs.log(
+        logs.WARNING if status == AnalysisStatus.FAILED else logs.INFO,
         "Analysis settled",
-        analysis_id=claimed.ref.id,
         status=status,
         failure_code=outcome.failure,
+        cause=outcome.cause,
         events=outcome.event_count,
         calls=len(outcome.calls),
         hypotheses=len(outcome.accepted),

@@ -162,6 +162,8 @@ class Run(TypedDict):
     started_at: NotRequired[datetime]
     finished_at: NotRequired[datetime]
     cancelled_at: NotRequired[datetime]
+    trace: NotRequired[str]
+    """The trace of the ask that created it: the worker's log lines join it."""
 
 
 class Remembered(TypedDict):

@@ -30,5 +30,6 @@ LIFECYCLE = Lifecycle(
     RunStatus.QUEUED,
     RunStatus.PROCESSING,
     lambda config: config.research_lease_seconds,
+    "run_id",
     end,
 )

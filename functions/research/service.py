@@ -196,7 +196,7 @@ def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
     config = settings()
     now = utcnow()
     refusal = _refusal(conversation, tokens_used)
-    return {
+    run: Run = {
         "workspace_id": call.body["workspace_id"],
         "conversation_id": call.body["conversation_id"],
         "conversation_revision": conversation["revision"],
@@ -215,6 +215,10 @@ def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
         "rejected": [],
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
+    trace = logs.current_trace()
+    if trace is not None:
+        run["trace"] = trace
+    return run
 
 
 def _rate_limited() -> ApiError:
@@ -233,6 +237,7 @@ def _replay(
         raise conflict("This Idempotency-Key was used with a different request.")
     run = cast(Run, _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run"))
     shown = run["conversation_revision"] if revision is None else revision
+    logs.bind(run_id=remembered["run_id"])
     return Reply(
         {"run": run_view(remembered["run_id"], run), "conversation_revision": shown}, status=202
     )
@@ -304,6 +309,7 @@ def ask(call: Call) -> Reply:
     if isinstance(created, Reply):
         return created
     run_id, run, revision = created
+    logs.bind(run_id=run_id)
     return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
 
 

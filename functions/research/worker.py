@@ -232,7 +232,7 @@ def process(event: DocumentEvent) -> None:
     workspace_id, run_id = match.group("workspace"), match.group("run")
     claimed = claim(workspace_id, run_id)
     if claimed is None:
-        logs.info("Run already claimed or settled", run_id=run_id, event_id=event.event_id)
+        logs.info("Run already claimed or settled", event_id=event.event_id)
         return
     outcome = Outcome()
 
@@ -247,12 +247,13 @@ def process(event: DocumentEvent) -> None:
 
     jobs.run(claimed, lambda job: produce(job, outcome), failed)
     status = finish(claimed, outcome)
-    logs.info(
+    logs.log(
+        logs.WARNING if status == RunStatus.FAILED else logs.INFO,
         "Run settled",
-        run_id=run_id,
         workspace_id=workspace_id,
         status=status,
         failure_code=outcome.failure,
+        cause=outcome.rejected[0]["reason"] if outcome.rejected else None,
         input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens,
         rejected=len(outcome.rejected),
