@@ -9,6 +9,7 @@ and writes the same figures as JSON to `benchmarks/results.json`. Never deployed
 
 Modules: `seeding` (tenants, tokens, data), `processes` (functions started as their own
 processes), `counting` (round trips), `measuring` (latency, round trips, cold starts),
-`growth` (size and pipeline), `model` (how the Gemini stand-in answers), `reporting`
-(statistics and the table), `floor` (the floor functions).
+`growth` (size and pipeline), `reporting`
+(statistics and the table), `floor` (the floor functions). Gemini is answered by the
+local development model (`cli/local_model.py`), the one `serve --local-model` uses.
 """

@@ -16,7 +16,6 @@ import benchmarks
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
 from benchmarks.measuring import READ_ONLY, cold_starts, round_trips, warm_latency
-from benchmarks.model import stand_in_model
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.seeding import BENCH_ENV, seed
@@ -46,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from cli import emulator as emulator_module
+    from cli import local_model
     from cli.gemini_stand_in import GeminiTestServer
     from cli.host import LocalHost
     from shared.clients import reset_clients
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _phase("seeding")
         seeded = seed(gemini)
-        gemini.respond_with(stand_in_model)
+        gemini.respond_with(local_model.answer)
         results: dict[str, Any] = {
             "machine": {
                 "platform": platform.platform(),

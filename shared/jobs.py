@@ -46,6 +46,17 @@ LEASE_MARGIN_S = 5.0
 """Time kept between the end of the last Gemini call and the end of the lease, to settle."""
 
 
+def cause_of(error: GeminiError | None) -> str:
+    """Why a job's work failed, in words: Gemini's fault, or an unexpected one."""
+    return error.detail if error is not None else "the worker failed unexpectedly"
+
+
+def log_settled(message: str, status: str, failure: str | None, **fields: Any) -> None:
+    """The one line a settled job logs: WARNING with its code when it failed."""
+    severity = logs.WARNING if status == JobStatus.FAILED else logs.INFO
+    logs.log(severity, message, status=status, failure_code=failure, **fields)
+
+
 class JobGoneError(LookupError):
     """The job's document does not exist: its event can never succeed."""
 

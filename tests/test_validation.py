@@ -77,3 +77,15 @@ def test_requests_are_validated_against_the_inlined_schema() -> None:
     used = validator("psychologist/events.request").schema
     assert used == inlined(load_schema("psychologist/events.request"))
     assert "psychologist/event.json" not in json.dumps(used)
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        str(path.relative_to(SCHEMAS_DIR)).removesuffix(".json")
+        for path in SCHEMAS_DIR.glob("**/*.json")
+        if path.name != "openapi.json"
+    ),
+)
+def test_every_published_schema_is_a_valid_json_schema(name: str) -> None:
+    Draft202012Validator.check_schema(load_schema(name))

@@ -402,7 +402,7 @@ def process(event: DocumentEvent) -> None:
         return
 
     def failed(code: str, error: GeminiError | None) -> Frozen:
-        cause = error.detail if error is not None else "the worker failed unexpectedly"
+        cause = jobs.cause_of(error)
         reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
         pending = cast(PendingEvaluation, claimed.job)
         return Frozen(Outcome.FALLBACK, 0, fallback_summary(pending, reason), None)

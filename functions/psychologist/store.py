@@ -29,11 +29,14 @@ def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference
 
 
 def events(project_id: str, session_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "sessions", session_id, "events")
+    found: firestore.CollectionReference = session_ref(project_id, session_id).collection("events")
+    return found
 
 
 def event_chunks(project_id: str, session_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "sessions", session_id, "event_chunks")
+    session = session_ref(project_id, session_id)
+    found: firestore.CollectionReference = session.collection("event_chunks")
+    return found
 
 
 def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReference:

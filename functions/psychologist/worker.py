@@ -86,6 +86,17 @@ class Outcome:
             "output_tokens": sum(call["outputTokens"] for call in self.calls),
         }
 
+    def summary(self) -> dict[str, object]:
+        """What the settled analysis's log line says beside its status."""
+        return {
+            "cause": self.cause,
+            "events": self.event_count,
+            "calls": len(self.calls),
+            "hypotheses": len(self.accepted),
+            "rejected": len(self.rejected),
+            **self.usage,
+        }
+
 
 @cache
 def gemini_output_schema() -> Schema:
@@ -329,20 +340,9 @@ def process(event: DocumentEvent) -> None:
 
     def failed(code: str, error: GeminiError | None) -> Outcome:
         outcome.failure = code
-        outcome.cause = error.detail if error is not None else "the worker failed unexpectedly"
+        outcome.cause = jobs.cause_of(error)
         return outcome
 
     jobs.run(claimed, lambda job: produce(job, outcome), failed)
     status = finish(claimed, outcome)
-    logs.log(
-        logs.WARNING if status == AnalysisStatus.FAILED else logs.INFO,
-        "Analysis settled",
-        status=status,
-        failure_code=outcome.failure,
-        cause=outcome.cause,
-        events=outcome.event_count,
-        calls=len(outcome.calls),
-        hypotheses=len(outcome.accepted),
-        rejected=len(outcome.rejected),
-        **outcome.usage,
-    )
+    jobs.log_settled("Analysis settled", status, outcome.failure, **outcome.summary())

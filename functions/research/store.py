@@ -30,15 +30,18 @@ def conversation_ref(workspace_id: str, conversation_id: str) -> firestore.Docum
 
 
 def evidence_collection(workspace_id: str, conversation_id: str) -> firestore.CollectionReference:
-    return collection(WORKSPACES, workspace_id, "conversations", conversation_id, "evidence")
+    conversation = conversation_ref(workspace_id, conversation_id)
+    found: firestore.CollectionReference = conversation.collection("evidence")
+    return found
 
 
 def evidence_ref(
     workspace_id: str, conversation_id: str, evidence_id: str
 ) -> firestore.DocumentReference:
-    return document(
-        WORKSPACES, workspace_id, "conversations", conversation_id, "evidence", evidence_id
-    )
+    found: firestore.DocumentReference = evidence_collection(
+        workspace_id, conversation_id
+    ).document(evidence_id)
+    return found
 
 
 def runs(workspace_id: str) -> firestore.CollectionReference:

@@ -56,6 +56,16 @@ class Outcome:
     model_version: str | None = None
     rejected: list[Rejection] = field(default_factory=list)
 
+    def summary(self, workspace_id: str) -> dict[str, object]:
+        """What the settled run's log line says beside its status."""
+        return {
+            "cause": self.rejected[0]["reason"] if self.rejected else None,
+            "workspace_id": workspace_id,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "rejected": len(self.rejected),
+        }
+
 
 def claim(workspace_id: str, run_id: str) -> Claim | None:
     """Move a queued run to processing; None when there is nothing (more) to do."""
@@ -240,21 +250,9 @@ def process(event: DocumentEvent) -> None:
         outcome.failure, outcome.answer = code, None
         if error is not None:
             outcome.usage = error.usage
-        outcome.rejected = [
-            {"path": "$", "reason": error.detail if error else "the worker failed unexpectedly"}
-        ]
+        outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
         return outcome
 
     jobs.run(claimed, lambda job: produce(job, outcome), failed)
     status = finish(claimed, outcome)
-    logs.log(
-        logs.WARNING if status == RunStatus.FAILED else logs.INFO,
-        "Run settled",
-        workspace_id=workspace_id,
-        status=status,
-        failure_code=outcome.failure,
-        cause=outcome.rejected[0]["reason"] if outcome.rejected else None,
-        input_tokens=outcome.usage.input_tokens,
-        output_tokens=outcome.usage.output_tokens,
-        rejected=len(outcome.rejected),
-    )
+    jobs.log_settled("Run settled", status, outcome.failure, **outcome.summary(workspace_id))
