@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from benchmarks.seeding import event_batch
 from cli.gemini_stand_in import cited_research_answer
 from shared.validation import (
+    FORMATS,
     SCHEMA_REGISTRY,
     SCHEMAS_DIR,
     inlined,
@@ -59,7 +60,7 @@ def test_an_inlined_schema_refers_to_no_other_file_and_judges_as_the_original(
     original = load_schema(name)
     flat = inlined(original)
     assert '"$ref": "' not in json.dumps(flat).replace('"$ref": "#', "")
-    checker = Draft202012Validator.FORMAT_CHECKER
+    checker = FORMATS
     referencing = Draft202012Validator(original, registry=SCHEMA_REGISTRY, format_checker=checker)
     plain = Draft202012Validator(flat, format_checker=checker)
     for instance in INSTANCES:
@@ -89,3 +90,24 @@ def test_requests_are_validated_against_the_inlined_schema() -> None:
 )
 def test_every_published_schema_is_a_valid_json_schema(name: str) -> None:
     Draft202012Validator.check_schema(load_schema(name))
+
+
+@pytest.mark.parametrize(
+    ("url", "valid"),
+    [
+        ("https://example.com/interviews/1?x=1#t", True),
+        ("mailto:ana@example.com", True),
+        ("urn:isbn:0451450523", True),
+        ("example.com/no-scheme", False),
+        ("https://exa mple.com", False),
+        ("1http://x", False),
+    ],
+)
+def test_an_evidence_source_url_must_be_an_absolute_uri(url: str, valid: bool) -> None:
+    body = {
+        "workspace_id": "3f2b7c1e-8a4d-4e6f-9b0a-1c2d3e4f5a6b",
+        "conversation_id": "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d",
+        "items": [{"text": "t", "source": {"url": url}}],
+    }
+    issues = issues_for("research/evidence_upsert.request", body)
+    assert (issues == []) is valid, issues
