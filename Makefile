@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/evidencia doctor
+	$(BIN)/evidencia doctor $(if $(LOCAL_MODEL),--local-model)
 	$(BIN)/evidencia serve --port $(PORT) $(if $(LOCAL_MODEL),--local-model)
 
 lint: $(STAMP)

@@ -45,12 +45,17 @@ def parser() -> argparse.ArgumentParser:
     doctor_command.add_argument(
         "--json", action="store_true", help="print the findings as one JSON object"
     )
+    doctor_command.add_argument(
+        "--local-model",
+        action="store_true",
+        help="check for a host that will answer with the local development model",
+    )
     admin.add_parser(commands)
     deploy.add_parser(commands)
     return root
 
 
-def doctor(port: int, as_json: bool = False) -> None:
+def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
     """Say what the local host will use, or fail with what to install."""
     from cli.emulator import find_jar, find_java
     from shared.config import settings
@@ -65,7 +70,9 @@ def doctor(port: int, as_json: bool = False) -> None:
         found["Firestore emulator jar"] = str(find_jar())
     gemini = settings()
     found["Gemini"] = (
-        f"configured, model {gemini.gemini_model}"
+        "the local development model (--local-model): made-up answers, model evidencia-local"
+        if local_model
+        else f"configured, model {gemini.gemini_model}"
         if gemini.gemini_configured
         else "not configured: set GEMINI_API_KEY (runs fail with not_configured until then), "
         "or serve with --local-model to see every flow complete with made-up answers"
@@ -109,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "deploy":
             return deploy.run(args)
         elif args.command == "doctor":
-            doctor(args.port, args.json)
+            doctor(args.port, args.json, args.local_model)
         elif args.command == "lock":
             from cli.lock import write as write_lock
 

@@ -326,3 +326,20 @@ def test_admin_says_which_firestore_it_wrote_to(
     assert f"Firestore: the emulator at {os.environ['FIRESTORE_EMULATOR_HOST']}" in (
         capsys.readouterr().err
     )
+
+
+def test_doctor_reports_as_json_and_names_the_local_model_when_it_will_answer() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}
+    env.pop("GEMINI_API_KEY", None)
+    for flags, said in (([], "not configured"), (["--local-model"], "local development model")):
+        done = subprocess.run(
+            [str(EVIDENCIA), "doctor", "--json", *flags],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        found = json.loads(done.stdout)
+        assert {"Java", "Firestore emulator jar", "Gemini"} <= set(found)
+        assert said in found["Gemini"]
