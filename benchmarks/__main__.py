@@ -15,7 +15,7 @@ from typing import Any
 import benchmarks
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
-from benchmarks.measuring import READ_ONLY, cold_starts, round_trips, warm_latency
+from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.seeding import BENCH_ENV, seed
@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
         _phase(f"cold starts: {starts} processes, each beside its floor (about {starts // 2} s)")
         results["cold_start"] = cold_starts(seeded, env, args.cold_repeats)
+        _phase(f"MCP status tool against the HTTP status: {args.rounds} calls a side (about 1 min)")
+        results["mcp"] = mcp_overhead(seeded, env, args.rounds, args.cold_repeats)
         _phase("growth: list sizes, 11,000 more events, prompt sizes (about 2 min)")
         results["growth"] = growth(seeded, env, args.rounds)
         _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")

@@ -280,3 +280,59 @@ def cold_starts(seed: Seed, env: dict[str, str], repeats: int) -> dict[str, Any]
         }
         print(f"  cold start: {entry.name} x{ratio:.2f} against {floor_target}", flush=True)
     return {"floor": spread(every_floor), "functions": results}
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _mcp_status(seed: Seed) -> dict[str, Any]:
+    """The status tool's JSON-RPC call: the same run as the HTTP status case."""
+    status = next(c for c in CASES if c.name == "research_status")
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "sosoapi_research_assistant_status",
+            "arguments": status.body(seed, 0, "project"),
+        },
+    }
+
+
+def mcp_overhead(seed: Seed, env: dict[str, str], rounds: int, repeats: int) -> dict[str, Any]:
+    """The MCP status tool against the HTTP status endpoint: warm calls interleaved, and
+    cold starts interleaved, both as ratios to the HTTP call."""
+    headers = {"Authorization": f"Bearer {seed.token}"}
+    status = next(c for c in CASES if c.name == "research_status")
+    times: dict[str, list[float]] = {"mcp": [], "http": []}
+    with (
+        served(MAIN, "mcp_server", env) as mcp,
+        served(MAIN, "research_status", env) as http,
+        requests.Session() as client,
+    ):
+        for index in range(20 + rounds):
+            sides = (
+                ("mcp", mcp + "/mcp", _mcp_status(seed), {**headers, **MCP_HEADERS}),
+                ("http", http + status.path(seed, "project"), status.body(seed, 0, ""), headers),
+            )
+            for side, url, body, sent in sides:
+                elapsed = timed(client, "POST", url, body, sent)
+                if index >= 20:
+                    times[side].append(elapsed)
+
+    def mcp_first(url: str) -> requests.Response:
+        return requests.post(
+            url + "/mcp", json=_mcp_status(seed), headers={**headers, **MCP_HEADERS}, timeout=30
+        )
+
+    cold: dict[str, list[float]] = {"mcp": [], "http": []}
+    for _ in range(repeats):
+        cold["http"].append(cold_ms(MAIN, "research_status", env, _case_request(status, seed, "")))
+        cold["mcp"].append(cold_ms(MAIN, "mcp_server", env, mcp_first))
+    warm_mcp, warm_http = summary(times["mcp"]), summary(times["http"])
+    return {
+        "warm": {"mcp": warm_mcp, "http": warm_http},
+        "warm_p50_ratio": round(warm_mcp["p50_ms"] / warm_http["p50_ms"], 3),
+        "cold": {"mcp": spread(cold["mcp"]), "http": spread(cold["http"])},
+        "cold_ratio": round(statistics.median(cold["mcp"]) / statistics.median(cold["http"]), 3),
+    }

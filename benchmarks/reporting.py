@@ -101,7 +101,22 @@ def _growth_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _mcp_lines(mcp: dict[str, Any]) -> list[str]:
+    warm, cold = mcp["warm"], mcp["cold"]
+    return [
+        "MCP status tool vs the HTTP status endpoint (same run, same token):",
+        f"  warm p50 {warm['mcp']['p50_ms']:.2f} ms vs {warm['http']['p50_ms']:.2f} ms "
+        f"(x{mcp['warm_p50_ratio']:.2f}); cold start {cold['mcp']['median_ms']:.0f} ms vs "
+        f"{cold['http']['median_ms']:.0f} ms (x{mcp['cold_ratio']:.2f})",
+    ]
+
+
 def table(results: dict[str, Any]) -> str:
     return "\n".join(
-        [*_warm_lines(results), *_cold_lines(results["cold_start"]), *_growth_lines(results)]
+        [
+            *_warm_lines(results),
+            *_cold_lines(results["cold_start"]),
+            *_mcp_lines(results["mcp"]),
+            *_growth_lines(results),
+        ]
     )

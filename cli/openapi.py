@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from functions.registry import Entry, Operation, error_statuses, http_entries
+from functions.registry import Entry, Operation, api_entries, error_statuses
 from shared.validation import SCHEMAS_DIR, load_schema
 
 TARGET = SCHEMAS_DIR / "openapi.json"
@@ -190,7 +190,7 @@ def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, 
 def build() -> dict[str, Any]:
     used: set[str] = set()
     paths: dict[str, Any] = {}
-    for entry in http_entries():
+    for entry in api_entries():
         assert entry.route is not None
         if entry.schedule is not None:
             continue  # private: Cloud Scheduler's jobs, never routed publicly

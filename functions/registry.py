@@ -61,7 +61,11 @@ class Entry:
     schedule: str | None = None
     """Cron schedule for an HTTP entry point that Cloud Scheduler calls."""
     access: Access | None = None
-    """Who may call it; None for private entries (triggers, scheduled jobs)."""
+    """Who may call it; None for private entries (triggers, scheduled jobs) and for the MCP
+    server, whose tools each check their own operation's access."""
+    protocol: Literal["rest", "mcp"] = "rest"
+    """An MCP server is public like the REST operations but not part of the OpenAPI
+    document: its tools are listed over MCP itself."""
 
     def operation(self, method: str) -> Operation:
         return next(op for op in self.operations if op.method == method)
@@ -91,6 +95,15 @@ def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
             schedule=SWEEP_SCHEDULE,
             **declared,
         )
+    if "mcp" in declared:
+        return Entry(
+            **where,
+            kind="http",
+            summary=declared.pop("mcp"),
+            operations=(Operation("POST"), Operation("GET"), Operation("DELETE")),
+            protocol="mcp",
+            **declared,
+        )
     if "document" in declared:
         return Entry(**where, kind="trigger", **declared)
     operations = tuple(_operation(op) for op in declared.pop("operations"))
@@ -109,6 +122,11 @@ BY_NAME = {entry.name: entry for entry in ENTRIES}
 
 def http_entries() -> tuple[Entry, ...]:
     return tuple(entry for entry in ENTRIES if entry.kind == "http")
+
+
+def api_entries() -> tuple[Entry, ...]:
+    """The REST entry points: HTTP, not the MCP server."""
+    return tuple(entry for entry in http_entries() if entry.protocol == "rest")
 
 
 def trigger_entries() -> tuple[Entry, ...]:

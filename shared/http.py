@@ -155,9 +155,7 @@ def _params(request: flask.Request, endpoint: Endpoint) -> JsonObject:
         if request.args:
             raise ApiError(ErrorCode.INVALID_REQUEST, "This operation takes no query parameters.")
         return raw
-    params = _coerce_params(raw, endpoint.params_schema)
-    validate(endpoint.params_schema, params, "path and query parameters")
-    return params
+    return _coerce_params(raw, endpoint.params_schema)
 
 
 def default_authorizer(
@@ -180,12 +178,29 @@ def _prepare(
     body = _read_json_body(request) if endpoint.method in ("POST", "PUT") else {}
     params = _params(request, endpoint)
     token = auth.bearer_token(request.headers.get("Authorization"))
+    return checked_call(endpoint, authorizer, token, body, params, request_id, request.headers)
+
+
+def checked_call(
+    endpoint: Endpoint,
+    authorizer: Authorizer,
+    token: str,
+    body: JsonObject,
+    params: JsonObject,
+    request_id: str,
+    headers: Headers | None = None,
+) -> Call:
+    """A call checked as the boundary checks it, before any read: body and parameters
+    against their schemas, then the token, its grants and the caller's role. Raises
+    `ApiError`. HTTP requests and MCP tool calls both come through here."""
     if endpoint.body_schema is not None:
         validate(endpoint.body_schema, body)
+    if endpoint.params_schema is not None:
+        validate(endpoint.params_schema, params, "path and query parameters")
     tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
     principal = auth.authenticate(db(), token, (endpoint.tenant_kind, tenant_id))
     authorizer(principal, endpoint, tenant_id, params)
-    return Call(request_id, principal, body, params, request.headers)
+    return Call(request_id, principal, body, params, headers or Headers())
 
 
 def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Response:

@@ -20,7 +20,7 @@ from flask.testing import FlaskClient
 from cli.gemini_stand_in import GeminiTestServer
 from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
-from functions.registry import error_statuses, http_entries
+from functions.registry import api_entries, error_statuses
 from shared.http import path_params
 from shared.validation import issues_for
 
@@ -67,7 +67,7 @@ def conformance_issues(method: str, path: str, status: int, body: Any) -> list[A
     status (an undeclared status, or a body its schema refuses); [] for routes that are
     not public operations."""
     path = urlsplit(path).path
-    for entry in http_entries():
+    for entry in api_entries():
         if entry.schedule is not None or path in ("", "/"):
             continue
         if path_params(entry.route or "", path) is None:

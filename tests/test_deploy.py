@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from cli.deploy import Target, build_bundle, plan
+from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator, free_port
 from cli.main import main as evidencia
 from functions.registry import ENTRIES
@@ -147,6 +147,10 @@ def test_functions_framework_serves_every_registered_name_from_the_bundle(
         elif entry.schedule is not None:
             reply = first_answer("POST", url + filled(entry.route or "/"))
             assert reply.status_code == 200, (entry.name, reply.text)
+        elif entry.protocol == "mcp":
+            reply = first_answer("POST", url + "/mcp", json={})
+            assert reply.status_code == 401, (entry.name, reply.text)
+            assert reply.headers["WWW-Authenticate"].startswith("Bearer")
         else:
             for operation in entry.operations:
                 kwargs: dict[str, Any] = {"json": {}} if operation.method in ("POST", "PUT") else {}
@@ -203,6 +207,17 @@ def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
         "evidencia-trigger@" in c for c in invokers if any(f" {e.name} " in c for e in triggers)
     )
     assert len(invokers) == len(triggers) + sum(1 for e in ENTRIES if e.schedule)
+
+
+def test_the_mcp_server_is_deployed_public_and_routed_at_mcp(tmp_path: Path) -> None:
+    [command] = deploys(plan(TARGET, tmp_path), "mcp_server")
+    assert "--allow-unauthenticated" in command
+    assert "--service-account=evidencia-api@demo-p.iam.gserviceaccount.com" in command
+    routed = hosting_rewrites(ENTRIES, "europe-west1")
+    assert {
+        "source": "/mcp",
+        "function": {"functionId": "mcp_server", "region": "europe-west1"},
+    } in (routed)
 
 
 def test_a_new_registry_entry_is_planned_without_touching_the_deploy_code(tmp_path: Path) -> None:

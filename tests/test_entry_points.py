@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from functions.registry import Entry, http_entries
+from functions.registry import Entry, api_entries, http_entries
 from tests.api import World, function_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +28,12 @@ def imports_after(name: str) -> set[str]:
 @pytest.mark.parametrize("entry", http_entries(), ids=lambda e: e.name)
 def test_an_http_entry_point_does_not_import_gemini(entry: Entry) -> None:
     assert "google.genai" not in imports_after(entry.name)
+
+
+@pytest.mark.parametrize("entry", api_entries(), ids=lambda e: e.name)
+def test_only_the_mcp_server_imports_the_mcp_sdk(entry: Entry) -> None:
+    assert "mcp" not in imports_after(entry.name)
+    assert "mcp" in imports_after("mcp_server")
 
 
 def test_the_run_worker_does_import_gemini() -> None:
@@ -61,7 +67,7 @@ def _filled(route: str) -> str:
     return re.sub(r"\{(\w+)\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
 
 
-PUBLIC = [entry for entry in http_entries() if entry.schedule is None]
+PUBLIC = [entry for entry in api_entries() if entry.schedule is None]
 
 
 @pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.name)

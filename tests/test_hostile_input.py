@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from functions.registry import http_entries
+from functions.registry import api_entries
 from shared.validation import issues_for
 from tests.api import Api, World, all_documents
 
@@ -29,7 +29,7 @@ def filled(route: str) -> str:
 
 BODY_OPERATIONS = [
     (op.method, filled(entry.route or ""))
-    for entry in http_entries()
+    for entry in api_entries()
     if entry.schedule is None
     for op in entry.operations
     if op.method in ("POST", "PUT")

@@ -1,0 +1,143 @@
+"""POST /mcp: the three APIs as MCP tools, over the official SDK's Streamable HTTP
+transport in stateless mode with JSON responses, so that one request is one tool call and
+the function needs no session state.
+
+The bearer token of the HTTP request is the principal of every tool call: the SDK's
+bearer middleware checks it with `verify_token` (a missing or bad token is 401 before any
+tool runs), and each tool then goes through the same checks as its HTTP operation. A tool
+call the token may not make fails with the code and `request_id` the HTTP API would give.
+
+The SDK's ASGI app is served from this WSGI function (and from the local host, which
+serves every function the same way) through `a2wsgi`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import anyio
+import flask
+import functions_framework
+import mcp.types as types
+from a2wsgi import ASGIMiddleware
+from flask.typing import ResponseReturnValue
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.types import Receive, Scope, Send
+
+from functions.mcp.tools import BY_TOOL, TOOLS, Tool
+from shared import auth, logs
+from shared.clients import db
+from shared.errors import ApiError, ErrorCode
+from shared.http import checked_call
+from shared.ids import new_uuid
+from shared.store import store_fault
+
+SERVER = Server("evidencia")
+
+
+class EvidenciaTokens:
+    """The SDK's token-verification hook over Evidencia's own tokens."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            principal = await anyio.to_thread.run_sync(auth.authenticate, db(), token)
+        except ApiError:
+            return None
+        return AccessToken(token=token, client_id=principal.user_id, scopes=[])
+
+
+@SERVER.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
+async def list_tools() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            inputSchema=tool.input_schema(),
+            outputSchema=tool.output_schema(),
+            annotations=types.ToolAnnotations(
+                readOnlyHint=tool.read_only,
+                destructiveHint=False,
+                idempotentHint=tool.read_only,
+                openWorldHint=False,
+            ),
+        )
+        for tool in TOOLS
+    ]
+
+
+def _error(error: ApiError, request_id: str) -> types.CallToolResult:
+    body = error.body(request_id)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(body))],
+        structuredContent=dict(body),
+        isError=True,
+    )
+
+
+def _result(tool: Tool, arguments: dict[str, Any], token: str, request_id: str) -> Any:
+    """What the tool's HTTP operation answers, run through the same checks; raises
+    `ApiError` as the operation would."""
+    body, params, headers = tool.split(arguments)
+    with logs.scope(request_id=request_id, tool=tool.name):
+        call = checked_call(
+            tool.endpoint, tool.authorizer, token, body, params, request_id, headers
+        )
+        reply = tool.handler(call)
+        logs.info(f"MCP {tool.name}", status=reply.status)
+    if tool.listed_as is None:
+        return reply.body
+    return {tool.listed_as: reply.body, "nextPageToken": reply.headers.get("X-Next-Page-Token")}
+
+
+def _answer(tool: Tool, arguments: dict[str, Any], token: str) -> types.CallToolResult:
+    request_id = new_uuid()
+    try:
+        result = _result(tool, arguments, token, request_id)
+    except ApiError as error:
+        return _error(error, request_id)
+    except Exception as error:  # noqa: BLE001 - a fault is the caller's 500, as over HTTP
+        known = store_fault(error) or ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
+        logs.error("MCP tool failed", tool=tool.name, cause=repr(error))
+        return _error(known, request_id)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(result))],
+        structuredContent=result,
+    )
+
+
+@SERVER.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    tool = BY_TOOL.get(name)
+    access = get_access_token()
+    if tool is None or access is None:
+        return _error(ApiError(ErrorCode.NOT_FOUND, f"No tool is named {name}."), new_uuid())
+    return await anyio.to_thread.run_sync(_answer, tool, arguments, access.token)
+
+
+async def _transport(scope: Scope, receive: Receive, send: Send) -> None:
+    """One stateless exchange: a fresh session manager runs for the one request."""
+    manager = StreamableHTTPSessionManager(app=SERVER, stateless=True, json_response=True)
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)
+
+
+@cache
+def wsgi_app() -> Any:
+    """The SDK's ASGI app behind its bearer middleware, as a WSGI app."""
+    app = AuthenticationMiddleware(
+        AuthContextMiddleware(RequireAuthMiddleware(_transport, required_scopes=[])),
+        backend=BearerAuthBackend(EvidenciaTokens()),
+    )
+    return ASGIMiddleware(app)  # type: ignore[arg-type]
+
+
+@functions_framework.http
+def mcp_server(request: flask.Request) -> ResponseReturnValue:
+    return flask.Response.from_app(wsgi_app(), request.environ)

@@ -1,0 +1,215 @@
+"""The MCP tools: each is one operation of the HTTP API, reached through the same checks
+(`shared.http.checked_call`: schemas, token, grants, role) and the same domain function,
+so an agent can do through MCP exactly what its token can do over HTTP.
+
+A tool's input schema joins the operation's published parameter and request schemas; its
+output schema is the published response schema (a bare array is wrapped in an object,
+since MCP structured content is an object)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from werkzeug.datastructures import Headers
+
+from functions.agentconnect import service as agentconnect
+from functions.agentconnect.access import audience_authorizer
+from functions.endpoints import endpoint
+from functions.psychologist import service as psychologist
+from functions.research import service as research
+from shared.http import Authorizer, Call, Endpoint, Reply, default_authorizer
+from shared.validation import Schema, inlined, load_schema
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool: one operation of an HTTP entry point, and the domain function behind
+    it, with the description a model reads to decide when to call it."""
+
+    name: str
+    entry: str
+    """The registry entry, and below the method, whose operation this is."""
+    method: str
+    handler: Callable[[Call], Reply]
+    description: str
+    read_only: bool
+    authorizer: Authorizer = default_authorizer
+    listed_as: str | None = None
+    """For a bare-array response: the property that holds the array in the tool's output."""
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return endpoint(self.entry, self.method)
+
+    def input_schema(self) -> Schema:
+        parts = [self.endpoint.params_schema, self.endpoint.body_schema]
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for name in (part for part in parts if part is not None):
+            schema = inlined(load_schema(name))
+            properties |= schema.get("properties", {})
+            required += [r for r in schema.get("required", []) if r not in required]
+        if self.entry == "research_ask":
+            properties["idempotencyKey"] = IDEMPOTENCY_KEY
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+
+    def output_schema(self) -> Schema:
+        from functions.registry import BY_NAME
+
+        name = BY_NAME[self.entry].operation(self.method).response_schema
+        assert name is not None
+        schema = {k: v for k, v in inlined(load_schema(name)).items() if k != "$schema"}
+        if self.listed_as is None:
+            return schema
+        return {
+            "type": "object",
+            "properties": {
+                self.listed_as: schema,
+                "nextPageToken": {"type": ["string", "null"]},
+            },
+            "required": [self.listed_as, "nextPageToken"],
+            "additionalProperties": False,
+        }
+
+    def split(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Headers]:
+        """(body, params, headers) from a call's arguments, as the HTTP request carries them."""
+        params_schema = self.endpoint.params_schema
+        in_params = (
+            set(load_schema(params_schema).get("properties", {})) if params_schema else set()
+        )
+        headers = Headers()
+        body: dict[str, Any] = {}
+        params: dict[str, Any] = {}
+        for key, value in arguments.items():
+            if key == "idempotencyKey":
+                headers["Idempotency-Key"] = str(value)
+            elif key in in_params:
+                params[key] = value
+            else:
+                body[key] = value
+        return body, params, headers
+
+
+IDEMPOTENCY_KEY: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 255,
+    "description": "Sent again with the same request, it returns the run the first call made "
+    "instead of asking again: use one key per question.",
+}
+
+POLL = (
+    "A run is asynchronous: poll sosoapi_research_assistant_status about once a second "
+    "until run.status is completed, failed, cancelled, expired or unavailable (usually "
+    "seconds; give up after a few minutes)."
+)
+
+TOOLS = (
+    Tool(
+        "sosoapi_research_assistant_status",
+        "research_status",
+        "POST",
+        research.status,
+        "The status of a research run and, once completed, its answer: every statement "
+        "with the evidence items (id and revision) it cites. A result whose cited evidence "
+        "or asker's access changed reads status unavailable, with the reason. Call it to "
+        "poll a run you asked for. " + POLL,
+        read_only=True,
+    ),
+    Tool(
+        "research_ask",
+        "research_ask",
+        "POST",
+        research.ask,
+        "Ask a research question (or an overview, themes, audiences, sentiment, query "
+        "suggestions) over a conversation's evidence items. Creates a queued run and "
+        "returns it at once; it counts against the workspace's token budget and active-run "
+        "limit. " + POLL,
+        read_only=False,
+    ),
+    Tool(
+        "research_cancel",
+        "research_cancel",
+        "POST",
+        research.cancel,
+        "Cancel a queued or processing research run; a settled run cannot be cancelled.",
+        read_only=False,
+    ),
+    Tool(
+        "research_evidence_upsert",
+        "research_evidence_upsert",
+        "POST",
+        research.upsert_evidence,
+        "Add evidence items to a conversation, or change them (a changed text raises the "
+        "item's and the conversation's revision, which makes results citing the old text "
+        "unavailable). Returns each item's id and revision.",
+        read_only=False,
+    ),
+    Tool(
+        "psychologist_hypotheses_list",
+        "psychologist_hypotheses_list",
+        "GET",
+        psychologist.list_hypotheses,
+        "The hypotheses about a project's agents, newest first: observation, hypothesis, "
+        "suggested instruction change, self-reported confidence and the event ids each "
+        "cites. Filter by sessionId, status or agenteAlvo; pass nextPageToken back as "
+        "pageToken for the next page.",
+        read_only=True,
+        listed_as="hypotheses",
+    ),
+    Tool(
+        "psychologist_analysis_get",
+        "psychologist_analysis_get",
+        "GET",
+        psychologist.get_analysis,
+        "One analysis of a session: its status, counts, token use per Gemini call, the "
+        "deterministic signals it found and the hypotheses it rejected, with why.",
+        read_only=True,
+    ),
+    Tool(
+        "psychologist_events_read",
+        "psychologist_session_events",
+        "GET",
+        psychologist.read_events,
+        "Read a session's events by id (comma-separated ids), to check what a hypothesis "
+        "cites; ids no longer retained come back under missing.",
+        read_only=True,
+    ),
+    Tool(
+        "psychologist_hypothesis_decide",
+        "psychologist_hypothesis_decision",
+        "POST",
+        psychologist.decide,
+        "Accept or dismiss a hypothesis, with a reason; records who decided and when. "
+        "Needs the admin role in the project.",
+        read_only=False,
+    ),
+    Tool(
+        "agentconnect_evaluation_get",
+        "agentconnect_evaluation_get",
+        "GET",
+        agentconnect.get_evaluation,
+        "The frozen model-selection evaluation of an agent's session, by its seq: the "
+        "runtime, model, effort and permission mode chosen, why, and (for 24 hours) every "
+        "step's question, answer and raw exchange. Answers 409 until it is frozen, usually "
+        "within seconds of the session's start: wait a second and call again.",
+        read_only=True,
+        authorizer=audience_authorizer,
+    ),
+    Tool(
+        "agentconnect_evaluations_list",
+        "agentconnect_evaluations_list",
+        "GET",
+        agentconnect.list_evaluations,
+        "An agent's frozen evaluations, newest first; pass nextPageToken back as pageToken.",
+        read_only=True,
+    ),
+)
+BY_TOOL = {tool.name: tool for tool in TOOLS}

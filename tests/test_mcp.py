@@ -1,0 +1,178 @@
+"""The MCP server, driven by the official SDK's client over HTTP against the local host:
+every tool listed with its schemas, results valid against them and equal to what the HTTP
+API answers, and nothing an agent can do through MCP that its token cannot do over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+import requests
+from jsonschema import Draft202012Validator
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from cli.gemini_stand_in import cited_research_answer
+from functions.mcp.tools import TOOLS
+from shared.validation import SCHEMA_REGISTRY, load_schema
+from tests.api import Api, World, wait_for
+
+T = TypeVar("T")
+
+
+def over_mcp(api: Api, token: str, use: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def go() -> T:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=30) as client,
+            streamable_http_client(f"{api.base_url}/mcp", http_client=client) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            return await use(session)
+
+    return anyio.run(go)
+
+
+def call(api: Api, token: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def use(session: ClientSession) -> CallToolResult:
+        return await session.call_tool(name, arguments)
+
+    return over_mcp(api, token, use)
+
+
+def completed_run(api: Api, world: World) -> tuple[str, dict[str, Any], str]:
+    workspace = world.tenant()
+    member = world.user(workspace, "ana", "member")
+    conversation = api.post(
+        "/research-api/conversations/create", {"workspace_id": workspace}, member
+    ).json()["id"]
+    items = api.post(
+        "/research-api/evidence/upsert",
+        {
+            "workspace_id": workspace,
+            "conversation_id": conversation,
+            "items": [{"text": "Setup was slow and the wizard confusing."}],
+        },
+        member,
+    ).json()["items"]
+    world.gemini.answer_json(
+        cited_research_answer([(items[0]["evidence_id"], items[0]["revision"])])
+    )
+    ids = {"workspace_id": workspace, "conversation_id": conversation}
+    asked = call(
+        api, member, "research_ask", {**ids, "request_kind": "overview", "idempotencyKey": "q1"}
+    )
+    assert not asked.isError, asked.content
+    assert asked.structuredContent is not None
+    status = {**ids, "run_id": asked.structuredContent["run"]["id"]}
+    wait_for(
+        lambda: (
+            api.post("/research-api/assistant/status", status, member).json()["run"]["status"]
+            == "completed"
+        )
+    )
+    return member, status, workspace
+
+
+def test_every_tool_is_listed_with_schemas_taken_from_the_published_ones(
+    api: Api, world: World
+) -> None:
+    workspace = world.tenant()
+    token = world.user(workspace, "vic", "viewer")
+
+    async def use(session: ClientSession) -> Any:
+        return await session.list_tools()
+
+    listed = {tool.name: tool for tool in over_mcp(api, token, use).tools}
+    assert set(listed) == {tool.name for tool in TOOLS}
+    status = listed["sosoapi_research_assistant_status"]
+    request = load_schema("research/status.request")
+    assert status.inputSchema["properties"] == request["properties"]
+    assert status.inputSchema["required"] == request["required"]
+    assert status.outputSchema is not None
+    assert set(status.outputSchema["properties"]) == set(
+        load_schema("research/status.response")["properties"]
+    )
+    assert status.annotations is not None
+    assert status.annotations.readOnlyHint is True
+    decide = listed["psychologist_hypothesis_decide"].annotations
+    assert decide is not None
+    assert decide.readOnlyHint is False
+    for tool in listed.values():
+        Draft202012Validator.check_schema(tool.inputSchema)
+
+
+def test_the_status_tool_answers_what_the_http_status_answers_and_fits_the_contract(
+    api: Api, world: World
+) -> None:
+    member, status, _ = completed_run(api, world)
+    result = call(api, member, "sosoapi_research_assistant_status", status)
+    assert not result.isError, result.content
+    over_http = api.post("/research-api/assistant/status", status, member).json()
+    assert result.structuredContent == over_http
+    contract = Draft202012Validator(
+        load_schema("research/status.response"), registry=SCHEMA_REGISTRY
+    )
+    assert list(contract.iter_errors(result.structuredContent)) == []
+
+
+def test_a_tool_the_token_may_not_use_fails_with_the_http_code_and_a_request_id(
+    api: Api, world: World
+) -> None:
+    project = world.tenant("project")
+    viewer = world.user(project, "vic", "viewer", capabilities=("agent:psychologist",))
+    arguments = {
+        "projectId": project,
+        "hypothesisId": "01JC4Z8QK3M7YV2N5T9B0PXHRA",
+        "status": "accepted",
+    }
+    refused = call(api, viewer, "psychologist_hypothesis_decide", arguments)
+    assert refused.isError
+    assert refused.structuredContent is not None
+    assert refused.structuredContent["code"] == "forbidden"
+    assert refused.structuredContent["request_id"]
+    over_http = api.post(
+        f"/projects/{project}/hypotheses/01JC4Z8QK3M7YV2N5T9B0PXHRA/decision",
+        {"status": "accepted"},
+        viewer,
+    )
+    assert over_http.status_code == 403
+
+
+def test_another_tenants_token_gets_what_the_http_api_gives_it(api: Api, world: World) -> None:
+    _, status, _ = completed_run(api, world)
+    elsewhere = world.tenant()
+    stranger = world.user(elsewhere, "eve", "member")
+    result = call(api, stranger, "sosoapi_research_assistant_status", status)
+    over_http = api.post("/research-api/assistant/status", status, stranger)
+    assert result.isError
+    assert result.structuredContent is not None
+    assert over_http.status_code == 403
+    assert result.structuredContent["code"] == over_http.json()["code"]
+
+
+def test_a_bad_argument_is_refused_as_the_http_api_refuses_it(api: Api, world: World) -> None:
+    workspace = world.tenant()
+    token = world.user(workspace, "vic", "viewer")
+    result = call(api, token, "sosoapi_research_assistant_status", {"workspace_id": "nope"})
+    assert result.isError
+    assert result.structuredContent is not None
+    assert result.structuredContent["code"] == "invalid_request"
+    assert result.structuredContent["issues"]
+
+
+def test_without_a_token_or_with_a_bad_one_the_http_request_is_401(api: Api) -> None:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    assert (
+        requests.post(f"{api.base_url}/mcp", json=body, headers=headers, timeout=10).status_code
+        == 401
+    )
+    bad = {**headers, "Authorization": "Bearer evd_nope"}
+    assert (
+        requests.post(f"{api.base_url}/mcp", json=body, headers=bad, timeout=10).status_code == 401
+    )
