@@ -176,3 +176,45 @@ def test_without_a_token_or_with_a_bad_one_the_http_request_is_401(api: Api) -> 
     assert (
         requests.post(f"{api.base_url}/mcp", json=body, headers=bad, timeout=10).status_code == 401
     )
+
+
+def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, world: World) -> None:
+    member, status, _ = completed_run(api, world)
+    conversation = {k: status[k] for k in ("workspace_id", "conversation_id")}
+    project = world.tenant("project")
+    vic = world.user(project, "vic", "viewer", capabilities=("agent:psychologist",))
+    org = world.tenant("org")
+    ola = world.user(org, "ola", "viewer", capabilities=("agent:connect",))
+    agent = "497f6eca-6276-4993-bfeb-53cbbbba6f08"
+    session = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
+    answered = [
+        (member, "research_evidence_upsert", {**conversation, "items": [{"text": "More."}]}),
+        (vic, "psychologist_hypotheses_list", {"projectId": project, "limit": 5}),
+        (
+            vic,
+            "psychologist_events_read",
+            {"projectId": project, "sessionId": session, "ids": session},
+        ),
+        (ola, "agentconnect_evaluations_list", {"orgId": org, "id": agent}),
+    ]
+    outputs = {tool.name: tool.output_schema() for tool in TOOLS}
+    for token, name, arguments in answered:
+        result = call(api, token, name, arguments)
+        assert not result.isError, (name, result.content)
+        validator = Draft202012Validator(outputs[name], registry=SCHEMA_REGISTRY)
+        assert list(validator.iter_errors(result.structuredContent)) == [], name
+    refused = [
+        (member, "research_cancel", status, "conflict"),
+        (
+            vic,
+            "psychologist_analysis_get",
+            {"projectId": project, "analysisId": session},
+            "not_found",
+        ),
+        (ola, "agentconnect_evaluation_get", {"orgId": org, "id": agent, "seq": 1}, "not_found"),
+    ]
+    for token, name, arguments, code in refused:
+        result = call(api, token, name, arguments)
+        assert result.isError
+        assert result.structuredContent is not None
+        assert result.structuredContent["code"] == code, name
