@@ -44,10 +44,14 @@ class Tool:
         return endpoint(self.entry, self.method)
 
     def input_schema(self) -> Schema:
-        parts = [self.endpoint.params_schema, self.endpoint.body_schema]
+        """The operation's published schema itself when it has one and takes nothing
+        else (the contract's status request, as is); else its parts joined."""
+        parts = [p for p in (self.endpoint.params_schema, self.endpoint.body_schema) if p]
+        if len(parts) == 1 and self.entry != "research_ask":
+            return _published(parts[0])
         properties: dict[str, Any] = {}
         required: list[str] = []
-        for name in (part for part in parts if part is not None):
+        for name in parts:
             schema = inlined(load_schema(name))
             properties |= schema.get("properties", {})
             required += [r for r in schema.get("required", []) if r not in required]
@@ -65,7 +69,7 @@ class Tool:
 
         name = BY_NAME[self.entry].operation(self.method).response_schema
         assert name is not None
-        schema = {k: v for k, v in inlined(load_schema(name)).items() if k != "$schema"}
+        schema = _published(name)
         if self.listed_as is None:
             return schema
         return {
@@ -95,6 +99,11 @@ class Tool:
             else:
                 body[key] = value
         return body, params, headers
+
+
+def _published(name: str) -> Schema:
+    """A published schema with its references inlined, as a tool's schema."""
+    return {key: value for key, value in inlined(load_schema(name)).items() if key != "$schema"}
 
 
 IDEMPOTENCY_KEY: Schema = {
