@@ -1,0 +1,18 @@
+"""GET /projects/{projectId}/calibration: acceptance at each band of self-reported confidence."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.endpoints import endpoint
+from functions.psychologist import calibrations
+from shared.http import handle
+
+ENDPOINT = endpoint("psychologist_calibration")
+
+
+@functions_framework.http
+def psychologist_calibration(request: flask.Request) -> ResponseReturnValue:
+    return handle(request, ENDPOINT, calibrations.calibration)
