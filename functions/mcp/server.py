@@ -37,6 +37,7 @@ from shared.clients import db
 from shared.errors import ApiError, ErrorCode
 from shared.http import checked_call
 from shared.ids import new_uuid
+from shared.jsonbody import JsonObject
 from shared.store import store_fault
 
 SERVER = Server("evidencia")
@@ -81,7 +82,7 @@ def _error(error: ApiError, request_id: str) -> types.CallToolResult:
     )
 
 
-def _result(tool: Tool, arguments: dict[str, Any], token: str, request_id: str) -> Any:
+def _result(tool: Tool, arguments: JsonObject, token: str, request_id: str) -> Any:
     """What the tool's HTTP operation answers, run through the same checks; raises
     `ApiError` as the operation would."""
     body, params, headers = tool.split(arguments)
@@ -96,7 +97,7 @@ def _result(tool: Tool, arguments: dict[str, Any], token: str, request_id: str) 
     return {tool.listed_as: reply.body, "nextPageToken": reply.headers.get("X-Next-Page-Token")}
 
 
-def _answer(tool: Tool, arguments: dict[str, Any], token: str) -> types.CallToolResult:
+def _answer(tool: Tool, arguments: JsonObject, token: str) -> types.CallToolResult:
     request_id = new_uuid()
     try:
         result = _result(tool, arguments, token, request_id)
@@ -113,7 +114,7 @@ def _answer(tool: Tool, arguments: dict[str, Any], token: str) -> types.CallTool
 
 
 @SERVER.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+async def call_tool(name: str, arguments: JsonObject) -> types.CallToolResult:
     tool = BY_TOOL.get(name)
     access = get_access_token()
     if tool is None or access is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from werkzeug.datastructures import Headers
 
@@ -20,6 +19,7 @@ from functions.endpoints import endpoint
 from functions.psychologist import service as psychologist
 from functions.research import service as research
 from shared.http import Authorizer, Call, Endpoint, Reply, default_authorizer
+from shared.jsonbody import JsonObject
 from shared.validation import Schema, inlined, load_schema
 
 
@@ -49,7 +49,7 @@ class Tool:
         parts = [p for p in (self.endpoint.params_schema, self.endpoint.body_schema) if p]
         if len(parts) == 1 and self.entry != "research_ask":
             return _published(parts[0])
-        properties: dict[str, Any] = {}
+        properties: Schema = {}
         required: list[str] = []
         for name in parts:
             schema = inlined(load_schema(name))
@@ -82,15 +82,15 @@ class Tool:
             "additionalProperties": False,
         }
 
-    def split(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Headers]:
+    def split(self, arguments: JsonObject) -> tuple[JsonObject, JsonObject, Headers]:
         """(body, params, headers) from a call's arguments, as the HTTP request carries them."""
         params_schema = self.endpoint.params_schema
         in_params = (
             set(load_schema(params_schema).get("properties", {})) if params_schema else set()
         )
         headers = Headers()
-        body: dict[str, Any] = {}
-        params: dict[str, Any] = {}
+        body: JsonObject = {}
+        params: JsonObject = {}
         for key, value in arguments.items():
             if key == "idempotencyKey":
                 headers["Idempotency-Key"] = str(value)
