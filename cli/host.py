@@ -31,7 +31,7 @@ from cli.gemini_stand_in import GeminiTestServer
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
 from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
-from shared.http import request_id_of, werkzeug_rule
+from shared.http import log_request, request_id_of, werkzeug_rule
 from shared.ids import new_uuid
 
 OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
@@ -109,16 +109,7 @@ def error_response(status: int, message: str, request_id: str) -> tuple[bytes, d
 def _error(error: HTTPException) -> flask.Response:
     status = error.code or 500
     request_id = request_id_of(flask.request)
-    logs.log(
-        logs.severity_of(status),
-        f"{flask.request.method} {flask.request.path} {status}",
-        request_id=request_id,
-        httpRequest={
-            "requestMethod": flask.request.method,
-            "requestUrl": flask.request.url,
-            "status": status,
-        },
-    )
+    log_request(flask.request, status, request_id=request_id)
     body, headers = error_response(status, error.description or "", request_id)
     response = flask.Response(body, status=status, headers=headers)
     if isinstance(error, MethodNotAllowed) and error.valid_methods:

@@ -285,23 +285,39 @@ def _respond_in_scope(
     except ApiError as error:
         response = _json_response(error.body(request_id), error.status, error.headers)
     except Exception as error:  # noqa: BLE001 - the one place where unknown faults become `internal`
-        known = store_fault(error)
-        if known is None:
-            logs.error("Unhandled error", path=request.path, stack_trace=traceback.format_exc())
-            known = ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
-        else:
-            logs.warning("Firestore fault", cause=repr(error))
+        known = as_api_error(error)
         response = _json_response(known.body(request_id), known.status, known.headers)
     response.headers["x-request-id"] = request_id
-    logs.log(
-        logs.severity_of(response.status_code),
-        f"{request.method} {request.path} {response.status_code}",
-        httpRequest={
-            "requestMethod": request.method,
-            "requestUrl": request.url,
-            "status": response.status_code,
-            "latency": f"{time.perf_counter() - started:.6f}s",
-            "userAgent": request.user_agent.string,
-        },
-    )
+    log_request(request, response.status_code, started)
     return response
+
+
+def as_api_error(error: Exception) -> ApiError:
+    """An unexpected fault as the caller sees it: Firestore's by its code (503, 409), any
+    other `internal`, logged with its stack. HTTP requests and MCP tool calls share it."""
+    known = store_fault(error)
+    if known is None:
+        logs.error("Unhandled error", cause=repr(error), stack_trace=traceback.format_exc())
+        return ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
+    logs.warning("Firestore fault", cause=repr(error))
+    return known
+
+
+def log_request(
+    request: flask.Request, status: int, started: float | None = None, **fields: Any
+) -> None:
+    """A request's one log line: severity by outcome, `httpRequest` with the full URL."""
+    http_request: dict[str, object] = {
+        "requestMethod": request.method,
+        "requestUrl": request.url,
+        "status": status,
+        "userAgent": request.user_agent.string,
+    }
+    if started is not None:
+        http_request["latency"] = f"{time.perf_counter() - started:.6f}s"
+    logs.log(
+        logs.severity_of(status),
+        f"{request.method} {request.path} {status}",
+        httpRequest=http_request,
+        **fields,
+    )

@@ -22,6 +22,7 @@ from cli.openapi import render
 from shared.clients import db
 from shared.validation import SCHEMAS_DIR
 from tests.api import admin
+from tests.test_serve_hygiene import environment
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIDENCIA = Path(sys.executable).with_name("evidencia")
@@ -47,8 +48,7 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     tmp_path: Path,
 ) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}
-    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    env = environment(tmp_path)
     env.pop("GEMINI_API_KEY", None)
     process = subprocess.Popen(
         [str(EVIDENCIA), "serve", "--port", str(port)],

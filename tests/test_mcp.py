@@ -217,3 +217,25 @@ def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, worl
         assert result.isError
         assert result.structuredContent is not None
         assert result.structuredContent["code"] == code, name
+
+
+def test_hostile_bodies_with_a_good_token_are_refused_without_a_server_error(
+    api: Api, world: World
+) -> None:
+    workspace = world.tenant()
+    token = world.user(workspace, "vic", "viewer")
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    deep = "[" * 5000 + "]" * 5000
+    call_with = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":'
+        '"sosoapi_research_assistant_status","arguments":{"workspace_id":NaN}}}'
+    )
+    for raw in ("not json", deep, call_with, '{"jsonrpc":"2.0","id":1,"method":"nope"}'):
+        reply = requests.post(f"{api.base_url}/mcp", data=raw, headers=headers, timeout=10)
+        assert reply.status_code < 500, (raw[:40], reply.status_code, reply.text[:200])
+        if reply.status_code == 200:
+            assert "error" in reply.json() or reply.json()["result"]["isError"] is True

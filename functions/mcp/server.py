@@ -13,6 +13,7 @@ serves every function the same way) through `a2wsgi`.
 
 from __future__ import annotations
 
+import io
 import json
 from functools import cache
 from typing import Any
@@ -32,13 +33,12 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import Receive, Scope, Send
 
 from functions.mcp.tools import BY_TOOL, TOOLS, Tool
-from shared import auth, logs
+from shared import auth, jsonbody, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode
-from shared.http import checked_call
+from shared.http import MAX_BODY_BYTES, as_api_error, checked_call
 from shared.ids import new_uuid
 from shared.jsonbody import JsonObject
-from shared.store import store_fault
 
 SERVER = Server("evidencia")
 
@@ -103,10 +103,8 @@ def _answer(tool: Tool, arguments: JsonObject, token: str) -> types.CallToolResu
         result = _result(tool, arguments, token, request_id)
     except ApiError as error:
         return _error(error, request_id)
-    except Exception as error:  # noqa: BLE001 - a fault is the caller's 500, as over HTTP
-        known = store_fault(error) or ApiError(ErrorCode.INTERNAL, "An internal error occurred.")
-        logs.error("MCP tool failed", tool=tool.name, cause=repr(error))
-        return _error(known, request_id)
+    except Exception as error:  # noqa: BLE001 - a fault is the caller's, as over HTTP
+        return _error(as_api_error(error), request_id)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(result))],
         structuredContent=result,
@@ -139,6 +137,28 @@ def wsgi_app() -> Any:
     return ASGIMiddleware(app)  # type: ignore[arg-type]
 
 
+def _refused(raw: bytes) -> flask.Response | None:
+    """A JSON-RPC parse error for a body the API's own reader refuses (too large, too
+    deep, NaN, lone surrogates...), before the SDK parses it; None when it may pass."""
+    if len(raw) > MAX_BODY_BYTES:
+        why = "The body is larger than 1 MiB."
+    else:
+        try:
+            jsonbody.parse(raw)
+        except jsonbody.JsonBodyError as error:
+            why = str(error)
+        else:
+            return None
+    refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": why}}
+    return flask.Response(json.dumps(refusal), status=400, mimetype="application/json")
+
+
 @functions_framework.http
 def mcp_server(request: flask.Request) -> ResponseReturnValue:
+    raw = request.stream.read(MAX_BODY_BYTES + 1) if request.method == "POST" else b""
+    refused = _refused(raw) if raw else None
+    if refused is not None:
+        return refused
+    request.environ["wsgi.input"] = io.BytesIO(raw)
+    request.environ["CONTENT_LENGTH"] = str(len(raw))
     return flask.Response.from_app(wsgi_app(), request.environ)

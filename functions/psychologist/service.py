@@ -381,10 +381,11 @@ def read_events(call: Call) -> Reply:
     client = db()
     now = utcnow()
     snapshots = {s.id: s for s in client.get_all([collection.document(i) for i in ids])}
+    read = {event_id: snapshot.to_dict() for event_id, snapshot in snapshots.items()}
     stored = {
-        event_id: cast(StoredEvent, snapshot.to_dict())
-        for event_id, snapshot in snapshots.items()
-        if snapshot.exists and not is_expired(snapshot.to_dict() or {}, now)
+        event_id: cast(StoredEvent, data)
+        for event_id, data in read.items()
+        if data is not None and not is_expired(data, now)
     }
     chunks = _chunks_of(client, project_id, session_id, stored.values(), now)
     found: list[Event] = []
