@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint openapi bench lock
+.PHONY: run test lint chromium openapi bench lock
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
@@ -29,7 +29,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+# The console's browser tests drive Debian's Chromium. When it is missing it is installed
+# here; if that fails, those tests fail and say so (they never skip).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  echo "installing Chromium for the console's browser tests (apt-get, about a minute)"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	  || echo "warning: Chromium could not be installed; the browser tests will fail" >&2; }
+
+test: lint chromium
 	$(BIN)/evidencia doctor
 	$(BIN)/pytest
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli import console
 from cli.lock import LOCK
 from functions.registry import ENTRIES, Entry
 from shared.config import WORKER_TIMEOUT_S
@@ -102,13 +103,17 @@ def build_bundle(
             shutil.copy2(origin, source / name)
     shutil.copy2(LOCK, source / "requirements.txt")
     firebase = out / "firebase"
-    (firebase / "public").mkdir(parents=True)
+    shutil.copytree(console.CONSOLE, firebase / "public")
     (firebase / "public" / "404.html").write_text("Not found\n")
     for name in ("firestore.rules", "firestore.indexes.json"):
         shutil.copy2(ROOT / name, firebase / name)
     config = {
         "firestore": {"rules": "firestore.rules", "indexes": "firestore.indexes.json"},
-        "hosting": {"public": "public", "rewrites": hosting_rewrites(entries, region)},
+        "hosting": {
+            "public": "public",
+            "headers": console.hosting_headers(),
+            "rewrites": hosting_rewrites(entries, region),
+        },
     }
     (firebase / "firebase.json").write_text(json.dumps(config, indent=2) + "\n")
     return out

@@ -26,6 +26,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 import main
+from cli import console
 from cli import emulator as emulator_module
 from cli.gemini_stand_in import GeminiTestServer
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
@@ -174,6 +175,7 @@ def build_app(project_id: str, in_flight: InFlight, probes: Probes, secret: str)
         view_func=lambda: flask.Response(OPENAPI.read_bytes(), mimetype="application/json"),
         provide_automatic_options=False,
     )
+    console.add_routes(app)
     app.register_error_handler(HTTPException, _error)
     return app
 
@@ -388,6 +390,7 @@ def serve(port: int, local_model: bool = False) -> None:
                 "made up from each prompt's own data and carry model version evidencia-local"
             )
         _say(f"Gemini: {configured}")
+        _say(f"Review console: {host.url}/ (sign in with a token: evidencia admin token create)")
         _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
         _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)

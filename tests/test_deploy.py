@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 import requests
 
+from cli import console
 from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator, free_port
 from cli.main import main as evidencia
@@ -285,3 +287,17 @@ def test_a_changed_dependency_makes_the_lock_stale(tmp_path: Path) -> None:
     pins = [i for i, line in enumerate(lines) if "==" in line and not line.startswith(" ")]
     assert pins
     assert all(lines[i + 1].strip().startswith("--hash=sha256:") for i in pins)
+
+
+def test_hosting_publishes_the_console_with_its_content_security_policy(tmp_path: Path) -> None:
+    firebase = build_bundle(tmp_path / "bundle") / "firebase"
+    public = firebase / "public"
+    assert (public / "index.html").read_text() == (console.CONSOLE / "index.html").read_text()
+    shipped = sorted(p.name for p in (public / "assets").iterdir())
+    assert shipped == sorted(p.name for p in console.ASSETS.iterdir())
+    config = json.loads((firebase / "firebase.json").read_text())
+    [rule] = config["hosting"]["headers"]
+    headers = {header["key"]: header["value"] for header in rule["headers"]}
+    assert rule["source"] == "**"
+    assert headers["Content-Security-Policy"] == console.CONTENT_SECURITY_POLICY
+    assert "unsafe-inline" not in headers["Content-Security-Policy"]

@@ -7,6 +7,7 @@ import json
 import pytest
 import requests
 
+from cli.console import CONTENT_SECURITY_POLICY
 from cli.host import SECRET_HEADER, trigger_id
 from shared.clients import db
 from shared.retention import utcnow
@@ -126,3 +127,21 @@ def test_an_oversized_request_line_gets_the_apis_json_error(api: Api) -> None:
     assert reply.status_code == 414
     assert reply.json()["request_id"] == reply.headers["x-request-id"]
     assert reply.json()["error"] == "Request-URI Too Long"
+
+
+def test_the_host_serves_the_console_at_its_root_with_its_policy(api: Api) -> None:
+    page = requests.get(api.base_url + "/", timeout=10)
+    assert page.status_code == 200
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert '<script type="module" src="/assets/app.js">' in page.text
+    script = requests.get(api.base_url + "/assets/app.js", timeout=10)
+    assert script.status_code == 200
+    assert "javascript" in script.headers["Content-Type"]
+
+
+def test_the_console_serves_only_its_own_files(api: Api) -> None:
+    for path in ("/assets/../../pyproject.toml", "/assets/%2e%2e/index.html", "/assets/none.js"):
+        reply = requests.get(api.base_url + path, timeout=10)
+        assert reply.status_code == 404, path
+        assert reply.json()["code"] == "not_found"

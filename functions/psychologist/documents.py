@@ -215,6 +215,15 @@ class Decision(TypedDict):
     expires_at: datetime | None
 
 
+class DecisionView(TypedDict):
+    status: str
+    previousStatus: str
+    reason: str | None
+    decidedBy: DecidedBy
+    decidedAt: str
+    requestId: str
+
+
 class HypothesisView(HypothesisFields):
     status: str
     decidedBy: DecidedBy | None

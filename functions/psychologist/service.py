@@ -26,7 +26,13 @@ from functions.psychologist.documents import (
     StoredEvent,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
-from functions.psychologist.views import analysis_view, decider, hypothesis_view, session_view
+from functions.psychologist.views import (
+    analysis_view,
+    decider,
+    decision_view,
+    hypothesis_view,
+    session_view,
+)
 from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
@@ -372,6 +378,24 @@ def decide(call: Call) -> Reply:
         return cast(Hypothesis, {**current, **changes})
 
     return Reply(hypothesis_view(transact(apply)))
+
+
+HISTORY_LIMIT = 100
+
+
+def decision_history(call: Call) -> Reply:
+    """Every decision on a hypothesis, newest first (at most HISTORY_LIMIT): who changed
+    its status, from what, when and why. Two reads: the hypothesis, then its history."""
+    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
+    ref = store.hypotheses(project_id).document(hypothesis_id)
+    snapshot = ref.get()
+    if not snapshot.exists or is_expired(snapshot.to_dict() or {}):
+        raise not_found("The hypothesis")
+    query = ref.collection("decisions").order_by("decidedAt", direction=firestore.Query.DESCENDING)
+    decisions = [cast(Decision, s.to_dict()) for s in query.limit(HISTORY_LIMIT).stream()]
+    return Reply(
+        {"hypothesisId": hypothesis_id, "decisions": [decision_view(d) for d in decisions]}
+    )
 
 
 def read_events(call: Call) -> Reply:

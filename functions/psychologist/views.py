@@ -9,6 +9,8 @@ from functions.psychologist.documents import (
     AnalysisStatus,
     AnalysisView,
     DecidedBy,
+    Decision,
+    DecisionView,
     Hypothesis,
     HypothesisView,
     Session,
@@ -59,6 +61,17 @@ def hypothesis_view(data: Hypothesis) -> HypothesisView:
         "decidedAt": _iso_or_none(data.get("decidedAt")),
         "createdAt": iso(data["createdAt"]),
         "updatedAt": iso(data["updatedAt"]),
+    }
+
+
+def decision_view(data: Decision) -> DecisionView:
+    return {
+        "status": data["status"],
+        "previousStatus": data["previousStatus"],
+        "reason": data.get("reason"),
+        "decidedBy": data["decidedBy"],
+        "decidedAt": iso(data["decidedAt"]),
+        "requestId": data["requestId"],
     }
 
 

@@ -93,6 +93,21 @@ class Evidence(TypedDict):
     expires_at: NotRequired[datetime]
 
 
+class EvidenceState(StrEnum):
+    CURRENT = "current"
+    REVISED = "revised"
+    REMOVED = "removed"
+
+
+class EvidenceAtRevision(TypedDict):
+    evidence_id: str
+    revision: int
+    state: EvidenceState
+    current_revision: int | None
+    text: str | None
+    source: Source | None
+
+
 class Conversation(TypedDict):
     """`workspaces/{ws}/conversations/{c}`."""
 

@@ -24,7 +24,13 @@ from functions.research.documents import (
     Workspace,
 )
 from functions.research.lifecycle import LIFECYCLE
-from functions.research.views import TERMINAL, conversation_view, run_view, status_view
+from functions.research.views import (
+    TERMINAL,
+    conversation_view,
+    evidence_at,
+    run_view,
+    status_view,
+)
 from shared import jobs, logs
 from shared.auth import Principal
 from shared.clients import db
@@ -159,6 +165,29 @@ def remove_evidence(call: Call) -> Reply:
         return Reply({"conversation_revision": revision})
 
     return transact(apply)
+
+
+def read_evidence(call: Call) -> Reply:
+    """Each cited item as it was at the cited revision, so a person can check a statement
+    against exactly what the model read: its text while the item still holds that
+    revision; otherwise only that it was revised (only the current revision is kept) or
+    removed. One batched read."""
+    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    conversation = store.conversation_ref(workspace_id, conversation_id)
+    cited = cast(list[EvidenceRef], call.body["items"])
+    refs = {
+        ref["evidence_id"]: store.evidence_ref(workspace_id, conversation_id, ref["evidence_id"])
+        for ref in cited
+    }
+    snapshots = {s.reference.path: s for s in db().get_all([conversation, *refs.values()])}
+    _live_conversation(snapshots[conversation.path])
+    now = utcnow()
+    items = []
+    for ref in cited:
+        snapshot = snapshots[refs[ref["evidence_id"]].path]
+        stored = cast(Evidence | None, snapshot.to_dict() if snapshot.exists else None)
+        items.append(evidence_at(ref, None if stored and is_expired(stored, now) else stored))
+    return Reply({"items": items})
 
 
 def _idempotency_hash(user_id: str, key: str) -> str:

@@ -8,6 +8,10 @@ from functions.research.documents import (
     Availability,
     Conversation,
     ConversationView,
+    Evidence,
+    EvidenceAtRevision,
+    EvidenceRef,
+    EvidenceState,
     FailureCode,
     MessageView,
     Run,
@@ -25,6 +29,28 @@ TERMINAL = frozenset(
     {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.EXPIRED}
 )
 PENDING_OR_AVAILABLE = frozenset({RunStatus.QUEUED, RunStatus.PROCESSING, RunStatus.COMPLETED})
+
+
+def evidence_at(cited: EvidenceRef, stored: Evidence | None) -> EvidenceAtRevision:
+    """A cited item as it was at the cited revision: its text only while it still holds it."""
+    at: EvidenceAtRevision = {
+        **cited,
+        "state": EvidenceState.REMOVED,
+        "current_revision": None,
+        "text": None,
+        "source": None,
+    }
+    if stored is None:
+        return at
+    at["current_revision"] = stored["revision"]
+    if stored["revision"] != cited["revision"]:
+        return {**at, "state": EvidenceState.REVISED}
+    return {
+        **at,
+        "state": EvidenceState.CURRENT,
+        "text": stored["text"],
+        "source": stored.get("source"),
+    }
 
 
 def conversation_view(conversation_id: str, data: Conversation) -> ConversationView:

@@ -300,3 +300,24 @@ def test_a_decision_stored_with_a_bare_user_id_reads_as_an_object(many: Psycholo
         "credentialClass": None,
         "displayName": None,
     }
+
+
+def test_the_decision_history_is_served_newest_first_to_a_viewer(many: Psychologist) -> None:
+    target = many.hypotheses(limit=1).json()[0]
+    decide = many.path(f"/hypotheses/{target['id']}/decision")
+    many.api.post(decide, {"status": "accepted", "reason": "Seen twice."}, many.admin)
+    many.api.post(decide, {"status": "dismissed", "reason": "Not again."}, many.admin)
+    history = many.path(f"/hypotheses/{target['id']}/decisions")
+    reply = many.api.call("GET", history, token=many.viewer)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert issues_for("psychologist/decisions.response", body) == []
+    assert [(d["previousStatus"], d["status"], d["reason"]) for d in body["decisions"]] == [
+        ("accepted", "dismissed", "Not again."),
+        ("proposed", "accepted", "Seen twice."),
+    ]
+    assert {d["decidedBy"]["userId"] for d in body["decisions"]} == {"ada"}
+    untouched = many.path(f"/hypotheses/{many.hypotheses(limit=2).json()[1]['id']}/decisions")
+    assert many.api.call("GET", untouched, token=many.viewer).json()["decisions"] == []
+    unknown = many.path("/hypotheses/01JC4Z8QK3M7YV2N5T9B0PXZZZ/decisions")
+    assert many.api.call("GET", unknown, token=many.viewer).status_code == 404

@@ -302,3 +302,40 @@ def test_a_query_suggestions_run_must_suggest_queries(research: Research) -> Non
     assert research.settled(run_id)["run"]["failure_code"] == "invalid_output"
     rejected = db().document(f"workspaces/{research.workspace}/runs/{run_id}").get()
     assert [r["path"] for r in rejected.get("rejected")] == ["query_suggestions"]
+
+
+def read_evidence(research: Research, cited: list[tuple[str, int]]) -> list[dict[str, object]]:
+    items = [{"evidence_id": e, "revision": r} for e, r in cited]
+    reply = research.api.post(
+        "/research-api/evidence/read", research.body(items=items), research.viewer
+    )
+    assert reply.status_code == 200, reply.text
+    assert issues_for("research/evidence_read.response", reply.json()) == []
+    found: list[dict[str, object]] = reply.json()["items"]
+    return found
+
+
+def test_evidence_is_read_at_the_cited_revision_only(research: Research) -> None:
+    kept, revised, removed = list(research.evidence)
+    assert research.upsert([{"evidence_id": revised, "text": "Changed."}]).status_code == 200
+    research.api.post(
+        "/research-api/evidence/remove", research.body(evidence_ids=[removed]), research.member
+    )
+    found = read_evidence(research, [(kept, 1), (revised, 1), (removed, 1)])
+    assert [(i["state"], i["current_revision"], i["text"]) for i in found] == [
+        ("current", 1, "Onboarding took me two days."),
+        ("revised", 2, None),
+        ("removed", None, None),
+    ]
+    assert read_evidence(research, [(revised, 2)])[0]["text"] == "Changed."
+
+
+def test_reading_evidence_of_another_workspaces_conversation_is_404(research: Research) -> None:
+    other = research.world.tenant("workspace")
+    token = research.world.user(other, "ana", "viewer")
+    body = {
+        "workspace_id": other,
+        "conversation_id": research.conversation,
+        "items": [{"evidence_id": next(iter(research.evidence)), "revision": 1}],
+    }
+    assert research.api.post("/research-api/evidence/read", body, token).status_code == 404

@@ -1,0 +1,58 @@
+// The public API, called with the person's bearer token. The token lives in this tab's
+// sessionStorage only: never in a URL, never logged, gone when the tab closes.
+
+const TOKEN_KEY = "evidencia.token";
+
+export const session = {
+  token: () => sessionStorage.getItem(TOKEN_KEY),
+  signIn: (token) => sessionStorage.setItem(TOKEN_KEY, token.trim()),
+  signOut: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(status, body, requestId) {
+    super(body?.message || `The API answered ${status}.`);
+    this.status = status;
+    this.code = body?.code ?? null;
+    this.issues = body?.issues ?? [];
+    this.requestId = body?.request_id ?? requestId ?? null;
+  }
+}
+
+function urlOf(path, query) {
+  const url = new URL(path, window.location.origin);
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
+  }
+  return url;
+}
+
+export async function call(method, path, { query, body } = {}) {
+  const headers = { Authorization: `Bearer ${session.token()}`, Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(urlOf(path, query), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit",
+    });
+  } catch (error) {
+    throw new ApiError(0, { message: `The API could not be reached (${error.message}).` }, null);
+  }
+  const requestId = response.headers.get("x-request-id");
+  const text = await response.text();
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = { message: `The API answered ${response.status} with a body that is not JSON.` };
+  }
+  if (!response.ok) throw new ApiError(response.status, parsed, requestId);
+  return { body: parsed, headers: response.headers, requestId };
+}
+
+export const get = (path, query) => call("GET", path, { query });
+export const post = (path, body) => call("POST", path, { body });

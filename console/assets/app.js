@@ -1,0 +1,90 @@
+// The console's entry point: sign-in, the views and the hash routes between them.
+// A route carries only what a view shows (#/hypotheses?project=...); never the token.
+
+import { session } from "./api.js";
+import { h, problem, replace } from "./dom.js";
+import * as calibration from "./calibration.js";
+import * as evaluations from "./evaluations.js";
+import * as hypotheses from "./hypotheses.js";
+import * as research from "./research.js";
+
+const VIEWS = { hypotheses, research, evaluations, calibration };
+
+function route() {
+  const [path, query] = window.location.hash.replace(/^#\/?/, "").split("?");
+  const name = VIEWS[path] ? path : "hypotheses";
+  return { name, params: Object.fromEntries(new URLSearchParams(query ?? "")) };
+}
+
+export function go(name, params) {
+  const query = new URLSearchParams(Object.entries(params).filter(([, value]) => value !== "" && value != null));
+  const next = `#/${name}${query.size ? `?${query}` : ""}`;
+  if (window.location.hash === next) show();
+  else window.location.hash = next;
+}
+
+function signInForm(main) {
+  const input = h("input", {
+    id: "token",
+    name: "token",
+    type: "password",
+    autocomplete: "off",
+    spellcheck: "false",
+    required: true,
+  });
+  const form = h(
+    "form",
+    { class: "sign-in", "aria-labelledby": "sign-in-title" },
+    h("h1", { id: "sign-in-title" }, "Sign in"),
+    h(
+      "p",
+      {},
+      "Paste a bearer token created with ",
+      h("code", {}, "evidencia admin token create"),
+      ". It is kept in this tab only and sent only to this API.",
+    ),
+    h("div", { class: "field" }, h("label", { for: "token" }, "Bearer token"), input),
+    h("button", { type: "submit" }, "Sign in"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    session.signIn(input.value);
+    show();
+  });
+  replace(main, form);
+  input.focus();
+}
+
+function sessionBar() {
+  const bar = document.getElementById("session");
+  if (!session.token()) return replace(bar);
+  const out = h("button", { type: "button", class: "secondary" }, "Sign out");
+  out.addEventListener("click", () => {
+    session.signOut();
+    show();
+  });
+  replace(bar, h("span", { class: "signed-in" }, "Signed in"), " ", out);
+}
+
+function markCurrent(name) {
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+async function show() {
+  const main = document.getElementById("view");
+  sessionBar();
+  if (!session.token()) return signInForm(main);
+  const { name, params } = route();
+  markCurrent(name);
+  try {
+    await VIEWS[name].render(main, params, (changed) => go(name, changed));
+  } catch (error) {
+    main.append(problem(error));
+  }
+}
+
+window.addEventListener("hashchange", show);
+show();

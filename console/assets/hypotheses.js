@@ -1,0 +1,202 @@
+// Psychologist: hypotheses beside the events they cite, and the decisions on them.
+
+import { get, post } from "./api.js";
+import { disclosure, dl, field, h, input, json, loading, problem, queryForm, replace, select, when } from "./dom.js";
+
+const STATUSES = [["", "Any status"], ["proposed", "Proposed"], ["accepted", "Accepted"], ["dismissed", "Dismissed"]];
+const AUDIT_BATCH = 100;
+
+export async function render(main, params, navigate) {
+  const form = queryForm(
+    "Which hypotheses",
+    [
+      field("Project", input("project", params.project, { required: true, pattern: "[A-Za-z0-9_\\-]{1,128}" })),
+      field("Status", select("status", params.status, STATUSES)),
+      field("Agent", input("agenteAlvo", params.agenteAlvo)),
+      field("Session", input("sessionId", params.sessionId)),
+      field("Per page", input("limit", params.limit || "20", { type: "number", min: 1, max: 200 })),
+    ],
+    navigate,
+  );
+  const results = h("section", { class: "results", "aria-live": "polite", "aria-label": "Hypotheses" });
+  replace(main, h("h1", {}, "Hypotheses"), form, results);
+  if (params.project) await showPage(results, params);
+}
+
+function projectPath(project, suffix = "") {
+  return `/projects/${encodeURIComponent(project)}${suffix}`;
+}
+
+async function showPage(results, params, pageToken) {
+  const list = pageToken ? results.querySelector("ol.hypotheses") : null;
+  if (!list) replace(results, loading("hypotheses"));
+  const query = { status: params.status, agenteAlvo: params.agenteAlvo, sessionId: params.sessionId, limit: params.limit, pageToken };
+  let access, page;
+  try {
+    [access, page] = await Promise.all([get(projectPath(params.project, "/access")), get(projectPath(params.project, "/hypotheses"), query)]);
+  } catch (error) {
+    return replace(results, problem(error));
+  }
+  const decide = access.body.operations.find((op) => op.method === "POST" && op.path.endsWith("/decision"));
+  const events = await citedEvents(params.project, page.body);
+  const target = list ?? replace(results, h("p", { class: "role" }, roleLine(access.body, decide)), h("ol", { class: "hypotheses" })).querySelector("ol.hypotheses");
+  if (!list && page.body.length === 0) results.append(h("p", { class: "empty" }, "No hypotheses match."));
+  for (const hypothesis of page.body) {
+    target.append(h("li", {}, card(params, hypothesis, events, decide, () => showPage(results, params))));
+  }
+  results.querySelector("button.more")?.remove();
+  const next = page.headers.get("X-Next-Page-Token");
+  if (next) {
+    const more = h("button", { type: "button", class: "more secondary" }, "Load more");
+    more.addEventListener("click", () => showPage(results, params, next));
+    results.append(more);
+  }
+}
+
+function roleLine(access, decide) {
+  const role = `Signed in as ${access.userId} (${access.role}).`;
+  return decide?.allowed ? `${role} You may accept or dismiss.` : `${role} You may read; deciding is not allowed: ${decide?.reason ?? "no decide operation."}`;
+}
+
+// The cited events of a page, read through the audit endpoint: one call per session and
+// hundred ids. Missing means expired or never stored; a failed read is shown per event.
+async function citedEvents(project, hypotheses) {
+  const bySession = new Map();
+  for (const hypothesis of hypotheses) {
+    const ids = bySession.get(hypothesis.sessionId) ?? new Set();
+    hypothesis.evidenceEventIds.forEach((id) => ids.add(id));
+    bySession.set(hypothesis.sessionId, ids);
+  }
+  const reads = [];
+  for (const [sessionId, ids] of bySession) {
+    const all = [...ids];
+    for (let start = 0; start < all.length; start += AUDIT_BATCH) {
+      const batch = all.slice(start, start + AUDIT_BATCH);
+      const path = projectPath(project, `/sessions/${encodeURIComponent(sessionId)}/events`);
+      reads.push(
+        get(path, { ids: batch.join(",") }).then(
+          (reply) => ({ sessionId, found: reply.body.events, missing: reply.body.missing }),
+          (error) => ({ sessionId, found: [], missing: [], failed: batch, error }),
+        ),
+      );
+    }
+  }
+  const events = new Map();
+  for (const read of await Promise.all(reads)) {
+    read.found.forEach((event) => events.set(`${read.sessionId}/${event.id}`, { event }));
+    read.missing.forEach((id) => events.set(`${read.sessionId}/${id}`, { missing: true }));
+    (read.failed ?? []).forEach((id) => events.set(`${read.sessionId}/${id}`, { error: read.error }));
+  }
+  return events;
+}
+
+function card(params, hypothesis, events, decide, reload) {
+  const cited = hypothesis.evidenceEventIds.map((id) => citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)));
+  const termination = hypothesis.terminationAnalysis
+    ? h("section", { class: "termination" }, h("h4", {}, "Termination analysis"), h("p", {}, hypothesis.terminationAnalysis.analise))
+    : null;
+  return h(
+    "article",
+    { class: "hypothesis", dataset: { id: hypothesis.id, status: hypothesis.status } },
+    h(
+      "header",
+      {},
+      h("h2", {}, hypothesis.agenteAlvo, " ", h("span", { class: `badge ${hypothesis.status}` }, hypothesis.status)),
+      h("p", { class: "meta" }, `Confidence ${hypothesis.confiancaPercent}% · session ${hypothesis.sessionId} · `, when(hypothesis.createdAt)),
+    ),
+    h(
+      "div",
+      { class: "side-by-side" },
+      h(
+        "section",
+        { class: "claim", "aria-label": "What the model concluded" },
+        dl([
+          ["Observation", hypothesis.observacao],
+          ["Hypothesis", hypothesis.hipotese],
+          ["Suggested change", hypothesis.sugestao],
+          ["Confidence", `${hypothesis.confiancaPercent}%`],
+          ["Decided", hypothesis.decidedBy ? [hypothesis.decidedBy.userId, " · ", when(hypothesis.decidedAt)] : "not yet"],
+        ]),
+        termination,
+      ),
+      h(
+        "section",
+        { class: "evidence", "aria-label": "Cited events" },
+        h("h3", {}, `Cited events (${cited.length})`),
+        h("ol", { class: "events" }, cited),
+      ),
+    ),
+    decision(params, hypothesis, decide, reload),
+    history(params, hypothesis),
+  );
+}
+
+function citedEvent(id, found) {
+  if (!found || found.missing) {
+    return h("li", { class: "event missing", dataset: { eventId: id } }, h("code", {}, id), " — missing or expired");
+  }
+  if (found.error) {
+    return h("li", { class: "event failed", dataset: { eventId: id } }, h("code", {}, id), problem(found.error));
+  }
+  const { event } = found;
+  return h(
+    "li",
+    { class: "event", dataset: { eventId: id } },
+    h("p", {}, h("strong", {}, event.type), ` by ${event.agent}`, event.taskId ? ` · task ${event.taskId}` : "", " · ", when(event.at)),
+    h("p", { class: "event-id" }, h("code", {}, id)),
+    event.data === undefined ? null : json(event.data),
+  );
+}
+
+function decision(params, hypothesis, decide, reload) {
+  if (!decide?.allowed) {
+    return h("p", { class: "cannot-decide" }, `You cannot decide on this hypothesis: ${decide?.reason ?? "the API offers no decision."}`);
+  }
+  const reason = h("textarea", { name: "reason", id: `reason-${hypothesis.id}`, maxlength: 1000, rows: 2 });
+  const outcome = h("div", { class: "outcome", "aria-live": "polite" });
+  const form = h(
+    "form",
+    { class: "decide", "aria-label": `Decide on hypothesis ${hypothesis.id}` },
+    h("div", { class: "field" }, h("label", { for: reason.id }, "Reason (optional)"), reason),
+    h("button", { type: "submit", name: "status", value: "accepted" }, "Accept"),
+    " ",
+    h("button", { type: "submit", name: "status", value: "dismissed", class: "secondary" }, "Dismiss"),
+    outcome,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { status: event.submitter.value };
+    if (reason.value.trim()) body.reason = reason.value.trim();
+    try {
+      const path = `/projects/${encodeURIComponent(params.project)}/hypotheses/${encodeURIComponent(hypothesis.id)}/decision`;
+      await post(path, body);
+      await reload();
+    } catch (error) {
+      replace(outcome, problem(error));
+    }
+  });
+  return form;
+}
+
+function history(params, hypothesis) {
+  const body = h("div", { class: "history-body" });
+  const details = disclosure("Decision history", body);
+  details.classList.add("history");
+  details.addEventListener("toggle", async () => {
+    if (!details.open || body.dataset.loaded) return;
+    body.dataset.loaded = "yes";
+    replace(body, loading("the decision history"));
+    try {
+      const path = `/projects/${encodeURIComponent(params.project)}/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`;
+      const reply = await get(path);
+      const rows = reply.body.decisions.map((d) =>
+        h("li", {}, `${d.previousStatus} → ${d.status} by ${d.decidedBy.userId} · `, when(d.decidedAt), d.reason ? h("q", {}, d.reason) : null),
+      );
+      replace(body, rows.length ? h("ol", { class: "decisions" }, rows) : h("p", {}, "No decision yet."));
+    } catch (error) {
+      delete body.dataset.loaded;
+      replace(body, problem(error));
+    }
+  });
+  return details;
+}

@@ -1,0 +1,61 @@
+"""What a caller may do in a project, answered by the same checks the boundary makes, so
+that a client shows an action only to those it would admit (and tells the others why).
+
+No reads of its own: the caller's membership was read with the token."""
+
+from __future__ import annotations
+
+from typing_extensions import TypedDict
+
+from functions.endpoints import endpoint
+from functions.registry import api_entries
+from shared.auth import known_role
+from shared.errors import ApiError
+from shared.http import Call, Reply, default_authorizer
+
+API = "psychologist"
+
+
+class Permission(TypedDict):
+    method: str
+    path: str
+    summary: str
+    allowed: bool
+    reason: str | None
+
+
+def _permission(call: Call, name: str, method: str, summary: str) -> Permission:
+    target = endpoint(name, method)
+    assert target.route is not None
+    reason = None
+    try:
+        default_authorizer(call.principal, target, call.params["projectId"])
+    except ApiError as refused:
+        reason = refused.message
+    return {
+        "method": method,
+        "path": target.route,
+        "summary": summary,
+        "allowed": reason is None,
+        "reason": reason,
+    }
+
+
+def access(call: Call) -> Reply:
+    project_id = call.params["projectId"]
+    _, role = known_role(call.principal, "project", project_id)
+    operations = [
+        _permission(call, entry.name, operation.method, operation.summary or entry.summary)
+        for entry in api_entries()
+        if entry.tag == API and entry.access is not None
+        for operation in entry.operations
+    ]
+    return Reply(
+        {
+            "projectId": project_id,
+            "userId": call.principal.user_id,
+            "credentialClass": call.principal.credential_class.value,
+            "role": role,
+            "operations": operations,
+        }
+    )

@@ -1,0 +1,106 @@
+"""A real headless Chromium (Debian's `chromium`, driven by Playwright) on the console the
+local host serves, with the API, the emulator and the Gemini test server behind it.
+
+`make test` installs Chromium when it is missing; without it these tests fail, saying so."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+
+from cli.host import LocalHost
+from tests.agentconnect.conftest import configured, connect
+from tests.psychologist.conftest import psy
+from tests.research.conftest import research
+
+__all__ = ["configured", "connect", "psy", "research"]
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""Without the background-networking flags Chromium keeps trying to reach Google's hosts,
+which a closed network refuses."""
+
+
+def chromium_path() -> str:
+    found = (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+    if found is None:
+        pytest.fail(
+            "Chromium is not installed: `make test` installs it (apt-get install chromium); "
+            "or point CHROMIUM at a Chromium binary.",
+            pytrace=False,
+        )
+    return found
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+    try:
+        yield launched
+    finally:
+        launched.close()
+
+
+@dataclass
+class Console:
+    """One browser tab on the console, and what the page reported while the test ran."""
+
+    page: Page
+    url: str
+    messages: list[str] = field(default_factory=list)
+    """Errors the page logged, Content-Security-Policy violations among them."""
+
+    def open(self, route: str = "") -> None:
+        self.page.goto(f"{self.url}/{route}")
+
+    def sign_in(self, token: str) -> None:
+        self.page.get_by_label("Bearer token").fill(token)
+        self.page.get_by_role("button", name="Sign in").click()
+
+    def show(self, route: str, **params: str) -> None:
+        query = "&".join(f"{name}={value}" for name, value in params.items())
+        self.page.goto(f"{self.url}/#/{route}?{query}")
+
+    def script_ran(self) -> Any:
+        return self.page.evaluate("window.__evidencia_injected")
+
+
+@pytest.fixture
+def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Console]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    opened = Console(page, host.url)
+
+    def record(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            opened.messages.append(message.text)
+
+    page.on("console", record)
+    try:
+        yield opened
+    finally:
+        page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
+        context.close()

@@ -1,0 +1,299 @@
+"""The review console in a real browser: what a person sees and can do."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import requests
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Locator, expect
+
+from cli.console import CONTENT_SECURITY_POLICY
+from shared.clients import db
+from shared.retention import utcnow
+from tests.agentconnect.conftest import AGENT, Connect, answer
+from tests.console.conftest import Console
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.research.conftest import Research
+
+SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
+INJECTED = '<img src=x onerror="window.__evidencia_injected=1">'
+
+
+def analysed(psy: Psychologist, *proposals: dict[str, Any]) -> list[dict[str, Any]]:
+    """The session ended abnormally and was analysed; Gemini proposed `proposals`."""
+    psy.world.gemini.answer_json({"hypotheses": list(proposals)})
+    ended = psy.end(SESSION, "closed_abnormally", "crash").json()
+    analysis = psy.settled(ended["analysisId"])
+    assert analysis["status"] == "completed", analysis
+    assert analysis["rejected"] == [], analysis["rejected"]
+    listed: list[dict[str, Any]] = psy.hypotheses().json()
+    assert len(listed) == len(proposals)
+    return listed
+
+
+def reopening(psy: Psychologist) -> list[str]:
+    log = Log()
+    log.add("dev-api", "task.opened", task="T-1")
+    reopened = [log.add("dev-api", "task.reopened", task="T-1")["id"] for _ in range(3)]
+    log.add("dev-api", "tool.call", task="T-1", tool="pytest")
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    return reopened
+
+
+def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
+    psy: Psychologist, console: Console
+) -> None:
+    reopened = reopening(psy)
+    analysed(psy, hypothesis("dev-api", reopened, termination="Stopped after a long tool call."))
+    expired = reopened[2]
+    db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{expired}").update(
+        {"expires_at": utcnow() - timedelta(minutes=1)}
+    )
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=psy.project)
+    card = console.page.locator("article.hypothesis")
+    expect(card).to_have_count(1)
+    expect(card.locator("dd").first).to_have_text("The agent reopened the same task three times.")
+    expect(card.locator(".termination")).to_contain_text("Stopped after a long tool call.")
+    events = card.locator("section.evidence li.event")
+    expect(events).to_have_count(3)
+    for index, event_id in enumerate(reopened[:2]):
+        expect(events.nth(index)).to_have_attribute("data-event-id", event_id)
+        expect(events.nth(index)).to_contain_text("task.reopened by dev-api")
+    expect(events.nth(2)).to_have_class("event missing")
+    expect(events.nth(2)).to_contain_text(f"{expired} — missing or expired")
+    assert console.messages == []
+
+
+def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
+    psy: Psychologist, console: Console
+) -> None:
+    reopened = reopening(psy)
+    analysed(
+        psy,
+        hypothesis("dev-api", reopened[:1], observacao="First."),
+        hypothesis("dev-api", reopened[1:], observacao="Second."),
+    )
+    console.open()
+    console.sign_in(psy.admin)
+    console.show("hypotheses", project=psy.project, status="proposed")
+    cards = console.page.locator("article.hypothesis")
+    expect(cards).to_have_count(2)
+    first = cards.filter(has_text="First.")
+    chosen = first.get_attribute("data-id")
+    first.get_by_label("Reason (optional)").fill("Seen in three sessions.")
+    first.get_by_role("button", name="Accept").click()
+    expect(cards).to_have_count(1)
+    expect(cards.first).to_contain_text("Second.")
+
+    console.show("hypotheses", project=psy.project, status="accepted")
+    accepted = console.page.locator(f'article.hypothesis[data-id="{chosen}"]')
+    expect(accepted).to_have_attribute("data-status", "accepted")
+    accepted.locator("details.history summary").click()
+    expect(accepted.locator("ol.decisions li")).to_have_text(
+        [_starts_with("proposed → accepted by ada")]
+    )
+    expect(accepted.locator("ol.decisions q")).to_have_text("Seen in three sessions.")
+
+
+def _starts_with(text: str) -> re.Pattern[str]:
+    return re.compile("^" + re.escape(text))
+
+
+def test_a_viewer_sees_no_decide_action_and_is_told_why(
+    psy: Psychologist, console: Console
+) -> None:
+    analysed(psy, hypothesis("dev-api", reopening(psy)))
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=psy.project)
+    card = console.page.locator("article.hypothesis")
+    expect(card.locator(".cannot-decide")).to_have_text(
+        "You cannot decide on this hypothesis: This operation needs the admin role or higher."
+    )
+    expect(card.locator("form.decide")).to_have_count(0)
+    expect(console.page.get_by_role("button", name="Accept")).to_have_count(0)
+
+
+def test_markup_in_model_text_is_shown_as_inert_text(psy: Psychologist, console: Console) -> None:
+    analysed(psy, hypothesis("dev-api", reopening(psy), observacao=INJECTED, sugestao=INJECTED))
+    console.open()
+    console.sign_in(psy.admin)
+    console.show("hypotheses", project=psy.project)
+    card = console.page.locator("article.hypothesis")
+    expect(card.locator("dd").first).to_have_text(INJECTED)
+    expect(card.locator("img")).to_have_count(0)
+    assert console.page.locator("img").count() == 0
+    assert console.script_ran() is None
+
+
+def test_the_console_is_sent_with_a_policy_that_forbids_inline_script_and_eval(
+    psy: Psychologist, console: Console
+) -> None:
+    page = requests.get(console.url + "/", timeout=10)
+    policy = page.headers["Content-Security-Policy"]
+    assert policy == CONTENT_SECURITY_POLICY
+    assert "unsafe-inline" not in policy
+    assert "unsafe-eval" not in policy
+    assert "script-src 'self'" in policy
+    script = requests.get(console.url + "/assets/app.js", timeout=10)
+    assert script.headers["Content-Security-Policy"] == policy
+    console.open()
+    with pytest.raises(PlaywrightError, match="violates the following Content Security Policy"):
+        console.page.add_script_tag(content="window.__evidencia_injected = 1")
+    assert console.script_ran() is None
+
+
+def test_api_errors_are_shown_with_their_message_and_request_id(
+    psy: Psychologist, console: Console
+) -> None:
+    console.open()
+    console.sign_in("evd_not-a-real-token")
+    console.show("hypotheses", project=psy.project)
+    problem = console.page.locator(".problem")
+    expect(problem).to_contain_text("Error 401 The token is invalid, expired or revoked.")
+    request_id = problem.get_attribute("data-request-id")
+    assert request_id
+    expect(problem.locator(".request-id code")).to_have_text(request_id)
+
+
+def tab_to(console: Console, target: Locator, at_most: int) -> None:
+    """Press Tab until `target` has the focus, as a keyboard user would."""
+    for _ in range(at_most):
+        if target.evaluate("field => field === document.activeElement"):
+            break
+        console.page.keyboard.press("Tab")
+    expect(target).to_be_focused()
+
+
+def test_the_hypotheses_view_is_usable_with_the_keyboard_alone(
+    psy: Psychologist, console: Console
+) -> None:
+    analysed(psy, hypothesis("dev-api", reopening(psy)))
+    console.open()
+    keys = console.page.keyboard
+    expect(console.page.get_by_label("Bearer token")).to_be_focused()
+    keys.type(psy.admin)
+    keys.press("Enter")
+    project = console.page.get_by_label("Project")
+    tab_to(console, project, at_most=12)
+    keys.type(psy.project)
+    keys.press("Enter")
+    reason = console.page.get_by_label("Reason (optional)")
+    tab_to(console, reason, at_most=30)
+    keys.type("Keyboard only.")
+    keys.press("Tab")
+    expect(console.page.get_by_role("button", name="Accept")).to_be_focused()
+    keys.press("Enter")
+    expect(console.page.locator("article.hypothesis")).to_have_attribute("data-status", "accepted")
+
+
+def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
+    research: Research, console: Console
+) -> None:
+    cited = list(research.evidence.items())[:2]
+    research.world.gemini.answer_json(research.answer("Onboarding is slow.", cite=cited))
+    run_id = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["status"] == "completed"
+    console.open()
+    console.sign_in(research.viewer)
+    route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
+    console.show("research", **route)
+    answer = console.page.locator("article.statement").first
+    expect(answer.locator(".claim p").first).to_have_text("Onboarding is slow.")
+    quotes = answer.locator("figure.citation")
+    expect(quotes).to_have_count(2)
+    for index, (evidence_id, revision) in enumerate(cited):
+        expect(quotes.nth(index)).to_have_attribute("data-evidence-id", evidence_id)
+        expect(quotes.nth(index)).to_have_attribute("data-revision", str(revision))
+    expect(quotes.locator("blockquote")).to_have_text(
+        ["Onboarding took me two days.", "The setup wizard is confusing."]
+    )
+    removed = research.api.post(
+        "/research-api/evidence/remove", research.body(evidence_ids=[cited[0][0]]), research.member
+    )
+    assert removed.status_code == 200
+    console.page.reload()
+    notice = console.page.locator(".not-current")
+    expect(notice).to_have_attribute("data-reason", "source_unavailable")
+    expect(notice).to_contain_text("No longer current: an evidence item it cites was removed")
+    expect(console.page.locator("article.statement")).to_have_count(0)
+
+
+def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
+    configured: Connect, console: Console
+) -> None:
+    configured.world.gemini.answer_json(answer(False, 0.9), usage=(50, 5))
+    configured.world.gemini.answer_json(answer("large", 0.7), usage=(60, 6))
+    configured.start("Fix the login bug")
+    frozen = configured.frozen(1)
+    console.open()
+    console.sign_in(configured.viewer)
+    console.show("evaluations", org=configured.org, agent=AGENT, seq="1")
+    expect(console.page.locator("tbody tr")).to_have_count(1)
+    evaluation = console.page.locator("article.evaluation")
+    expect(evaluation.locator("h2")).to_contain_text("Evaluation #1: Fix the login bug")
+    expect(evaluation).to_contain_text(frozen["reason"])
+    expect(evaluation).to_contain_text("Requested model")
+    steps = evaluation.locator("ol.chain > li.step")
+    expect(steps).to_have_count(2)
+    expect(steps.nth(0)).to_contain_text("Does the task need deep reasoning?")
+    expect(steps.nth(0)).to_contain_text("false (probability 0.9)")
+    expect(steps.nth(1)).to_have_class("step held")
+    expect(steps.nth(1)).to_contain_text("large ≥ 0.6")
+    expect(steps.nth(1)).to_contain_text("Chose runtime container")
+    raw = steps.nth(1).locator("details", has_text="Raw response")
+    raw.locator("summary").click()
+    expect(raw.locator("pre")).to_have_text(frozen["steps"][1]["rawResponse"]["text"])
+
+
+DECIDED = {
+    10: "dismissed",
+    25: "accepted",
+    30: "dismissed",
+    35: None,
+    85: "accepted",
+    95: "accepted",
+}
+
+
+def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
+    psy: Psychologist, console: Console
+) -> None:
+    reopened = reopening(psy)
+    proposals = [
+        hypothesis("dev-api", reopened, confiancaPercent=confidence, observacao=f"At {confidence}.")
+        for confidence in DECIDED
+    ]
+    for item in analysed(psy, *proposals):
+        status = DECIDED[int(item["confiancaPercent"])]
+        if status is not None:
+            path = psy.path(f"/hypotheses/{item['id']}/decision")
+            assert psy.api.post(path, {"status": status}, psy.admin).status_code == 200
+    served = psy.api.call("GET", psy.path("/calibration"), token=psy.viewer).json()
+    assert [(b["accepted"], b["dismissed"], b["proposed"]) for b in served["bands"]] == [
+        (0, 1, 0),
+        (1, 1, 1),
+        (0, 0, 0),
+        (0, 0, 0),
+        (2, 0, 0),
+    ]
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("calibration", project=psy.project)
+    bands = console.page.locator("svg g.band")
+    expect(bands).to_have_count(5)
+    counted = ("hypotheses", "accepted", "dismissed", "proposed")
+    shown = [
+        {name: bands.nth(i).get_attribute(f"data-{name}") for name in counted} for i in range(5)
+    ]
+    assert shown == [{name: str(band[name]) for name in counted} for band in served["bands"]]
+    heights = [float(bands.nth(i).locator("rect").get_attribute("height") or 0) for i in range(5)]
+    assert heights[4] == 2 * heights[1] > heights[0] == 0
+    rows = console.page.locator("table.counts tbody tr")
+    expect(rows.nth(1).locator("td")).to_have_text(["3", "1", "1", "1", "50% accepted"])
