@@ -297,3 +297,33 @@ def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
     assert heights[4] == 2 * heights[1] > heights[0] == 0
     rows = console.page.locator("table.counts tbody tr")
     expect(rows.nth(1).locator("td")).to_have_text(["3", "1", "1", "1", "50% accepted"])
+
+
+def test_an_evaluation_whose_details_expired_says_so(configured: Connect, console: Console) -> None:
+    configured.world.gemini.answer_json(answer(True, 0.95))
+    configured.start("Rotate the keys")
+    configured.frozen(1)
+    summary = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/1")
+    summary.update({"details_expires_at": summary.get().get("at")})
+    console.open()
+    console.sign_in(configured.viewer)
+    console.show("evaluations", org=configured.org, agent=AGENT, seq="1")
+    evaluation = console.page.locator("article.evaluation")
+    expect(evaluation.locator(".expired")).to_contain_text("Details expired")
+    expect(evaluation).to_contain_text("Requested model")
+    expect(evaluation.locator("ol.chain")).to_have_count(0)
+
+
+def test_hypotheses_page_through_the_next_page_token(psy: Psychologist, console: Console) -> None:
+    reopened = reopening(psy)
+    analysed(psy, *[hypothesis("dev-api", reopened, observacao=f"Number {n}.") for n in range(3)])
+    newest_first = [item["id"] for item in psy.hypotheses().json()]
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=psy.project, limit="2")
+    cards = console.page.locator("article.hypothesis")
+    expect(cards).to_have_count(2)
+    console.page.get_by_role("button", name="Load more").click()
+    expect(cards).to_have_count(3)
+    assert [cards.nth(i).get_attribute("data-id") for i in range(3)] == newest_first
+    expect(console.page.get_by_role("button", name="Load more")).to_have_count(0)
