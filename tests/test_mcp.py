@@ -180,6 +180,8 @@ def test_without_a_token_or_with_a_bad_one_the_http_request_is_401(api: Api) -> 
 def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, world: World) -> None:
     member, status, _ = completed_run(api, world)
     conversation = {k: status[k] for k in ("workspace_id", "conversation_id")}
+    answered_run = api.post("/research-api/assistant/status", status, member).json()
+    cited = answered_run["message"]["answer"]["answer"]["evidence"]
     project = world.tenant("project")
     vic = world.user(project, "vic", "viewer", capabilities=("agent:psychologist",))
     org = world.tenant("org")
@@ -188,6 +190,8 @@ def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, worl
     session = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
     answered = [
         (member, "research_evidence_upsert", {**conversation, "items": [{"text": "More."}]}),
+        (member, "research_evidence_read", {**conversation, "items": cited}),
+        (vic, "psychologist_calibration", {"projectId": project, "agenteAlvo": "dev-api"}),
         (vic, "psychologist_hypotheses_list", {"projectId": project, "limit": 5}),
         (
             vic,
@@ -211,6 +215,12 @@ def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, worl
             "not_found",
         ),
         (ola, "agentconnect_evaluation_get", {"orgId": org, "id": agent, "seq": 1}, "not_found"),
+        (
+            vic,
+            "psychologist_decisions_read",
+            {"projectId": project, "hypothesisId": session},
+            "not_found",
+        ),
     ]
     for token, name, arguments, code in refused:
         result = call(api, token, name, arguments)

@@ -16,6 +16,7 @@ from werkzeug.datastructures import Headers
 from functions.agentconnect import service as agentconnect
 from functions.agentconnect.access import audience_authorizer
 from functions.endpoints import endpoint
+from functions.psychologist import calibrations
 from functions.psychologist import service as psychologist
 from functions.research import service as research
 from shared.http import Authorizer, Call, Endpoint, Reply, default_authorizer
@@ -162,6 +163,16 @@ TOOLS = (
         read_only=False,
     ),
     Tool(
+        "research_evidence_read",
+        "research_evidence_read",
+        "POST",
+        research.read_evidence,
+        "Read the evidence items a result cites, at the cited revisions, to check a "
+        "statement against what the model read: the text while the item still holds that "
+        "revision, else whether it was revised since (with its current revision) or removed.",
+        read_only=True,
+    ),
+    Tool(
         "psychologist_hypotheses_list",
         "psychologist_hypotheses_list",
         "GET",
@@ -199,6 +210,26 @@ TOOLS = (
         "Accept or dismiss a hypothesis, with a reason; records who decided and when. "
         "Needs the admin role in the project.",
         read_only=False,
+    ),
+    Tool(
+        "psychologist_decisions_read",
+        "psychologist_hypothesis_decisions",
+        "GET",
+        psychologist.decision_history,
+        "A hypothesis's decision history, newest first: each change of status, from what, "
+        "by whom, when and why.",
+        read_only=True,
+    ),
+    Tool(
+        "psychologist_calibration",
+        "psychologist_calibration",
+        "GET",
+        calibrations.calibration,
+        "How often people accepted hypotheses at each band of the model's self-reported "
+        "confidence (0-20 ... 80-100), for one agent (agenteAlvo) or all, within a window "
+        "(from, to; the last 90 days by default): hypotheses, accepted, dismissed and "
+        "proposed per band, and the accepted rate among the decided.",
+        read_only=True,
     ),
     Tool(
         "agentconnect_evaluation_get",
