@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.counting import CallCounter
 from shared.validation import issues_for
 from tests.psychologist.conftest import Psychologist
 
@@ -56,3 +57,11 @@ def test_a_stranger_gets_403_not_a_list_of_refusals(psy: Psychologist) -> None:
         psy.world.tenant("project"), "eve", "owner", capabilities=("agent:psychologist",)
     )
     assert psy.api.call("GET", psy.path("/access"), token=stranger).status_code == 403
+
+
+def test_access_makes_no_read_beyond_the_token_and_membership(
+    psy: Psychologist, counter: CallCounter
+) -> None:
+    counter.calls.clear()
+    access(psy, psy.member)
+    assert counter.calls == ["BatchGetDocuments"]

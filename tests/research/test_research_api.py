@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from benchmarks.counting import CallCounter
 from shared.clients import db
 from shared.validation import issues_for
 from tests.api import Configure, all_documents, redeliver, wait_for
@@ -339,3 +340,11 @@ def test_reading_evidence_of_another_workspaces_conversation_is_404(research: Re
         "items": [{"evidence_id": next(iter(research.evidence)), "revision": 1}],
     }
     assert research.api.post("/research-api/evidence/read", body, token).status_code == 404
+
+
+def test_reading_cited_evidence_is_one_batched_read_after_the_token(
+    research: Research, counter: CallCounter
+) -> None:
+    counter.calls.clear()
+    read_evidence(research, list(research.evidence.items()))
+    assert counter.calls == ["BatchGetDocuments", "BatchGetDocuments"]
