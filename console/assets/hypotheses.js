@@ -55,7 +55,7 @@ async function showPage(results, params, pageToken) {
 
 function roleLine(access, decide) {
   const role = `Signed in as ${access.userId} (${access.role}).`;
-  return decide?.allowed ? `${role} You may accept or dismiss.` : `${role} You may read; deciding is not allowed: ${decide?.reason ?? "no decide operation."}`;
+  return decide?.allowed ? `${role} You may accept or dismiss.` : `${role} You may read, not decide. ${decide?.reason ?? "The API offers no decision."}`;
 }
 
 // The cited events of a page, read through the audit endpoint: one call per session and
@@ -92,8 +92,18 @@ async function citedEvents(project, hypotheses) {
 
 function card(params, hypothesis, events, decide, reload) {
   const cited = hypothesis.evidenceEventIds.map((id) => citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)));
-  const termination = hypothesis.terminationAnalysis
-    ? h("section", { class: "termination" }, h("h4", {}, "Termination analysis"), h("p", {}, hypothesis.terminationAnalysis.analise))
+  const ending = hypothesis.terminationAnalysis;
+  const termination = ending
+    ? h(
+        "section",
+        { class: "termination" },
+        h("h3", {}, "Termination analysis"),
+        h("p", {}, ending.analise),
+        dl([
+          ["Session state", ending.estadoDaSessao],
+          ["Cause", ending.causa],
+        ]),
+      )
     : null;
   return h(
     "article",
@@ -150,7 +160,7 @@ function citedEvent(id, found) {
 
 function decision(params, hypothesis, decide, reload) {
   if (!decide?.allowed) {
-    return h("p", { class: "cannot-decide" }, `You cannot decide on this hypothesis: ${decide?.reason ?? "the API offers no decision."}`);
+    return h("p", { class: "cannot-decide" }, `You cannot decide on this hypothesis. ${decide?.reason ?? "The API offers no decision."}`);
   }
   const reason = h("textarea", { name: "reason", id: `reason-${hypothesis.id}`, maxlength: 1000, rows: 2 });
   const outcome = h("div", { class: "outcome", "aria-live": "polite" });

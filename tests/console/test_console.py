@@ -59,7 +59,9 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     card = console.page.locator("article.hypothesis")
     expect(card).to_have_count(1)
     expect(card.locator("dd").first).to_have_text("The agent reopened the same task three times.")
-    expect(card.locator(".termination")).to_contain_text("Stopped after a long tool call.")
+    termination = card.locator(".termination")
+    expect(termination.locator("p")).to_have_text("Stopped after a long tool call.")
+    expect(termination.locator("dd")).to_have_text(["closed_abnormally", "crash"])
     events = card.locator("section.evidence li.event")
     expect(events).to_have_count(3)
     for index, event_id in enumerate(reopened[:2]):
@@ -114,7 +116,7 @@ def test_a_viewer_sees_no_decide_action_and_is_told_why(
     console.show("hypotheses", project=psy.project)
     card = console.page.locator("article.hypothesis")
     expect(card.locator(".cannot-decide")).to_have_text(
-        "You cannot decide on this hypothesis: This operation needs the admin role or higher."
+        "You cannot decide on this hypothesis. This operation needs the admin role or higher."
     )
     expect(card.locator("form.decide")).to_have_count(0)
     expect(console.page.get_by_role("button", name="Accept")).to_have_count(0)
