@@ -69,6 +69,7 @@ class Console:
 
     page: Page
     url: str
+    folder: Path
     messages: list[str] = field(default_factory=list)
     """Errors the page logged, Content-Security-Policy violations among them."""
 
@@ -83,6 +84,10 @@ class Console:
         query = "&".join(f"{name}={value}" for name, value in params.items())
         self.page.goto(f"{self.url}/#/{route}?{query}")
 
+    def snapshot(self, name: str) -> None:
+        """A screenshot of the whole page now, beside the one taken when the test ends."""
+        self.page.screenshot(path=str(self.folder / f"{name}.png"), full_page=True)
+
     def script_ran(self) -> Any:
         return self.page.evaluate("window.__evidencia_injected")
 
@@ -92,7 +97,7 @@ def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Conso
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
-    opened = Console(page, host.url)
+    opened = Console(page, host.url, tmp_path)
 
     def record(message: ConsoleMessage) -> None:
         if message.type == "error":
@@ -102,5 +107,5 @@ def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Conso
     try:
         yield opened
     finally:
-        page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
+        opened.snapshot("console")
         context.close()

@@ -216,6 +216,7 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
     expect(quotes.locator("blockquote")).to_have_text(
         ["Onboarding took me two days.", "The setup wizard is confusing."]
     )
+    console.snapshot("answered")
     removed = research.api.post(
         "/research-api/evidence/remove", research.body(evidence_ids=[cited[0][0]]), research.member
     )
