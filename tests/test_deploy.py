@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import requests
 
 from cli import console
 from cli.deploy import Target, build_bundle, hosting_rewrites, plan
-from cli.emulator import Emulator, free_port
+from cli.emulator import Emulator
 from cli.main import main as evidencia
 from functions.registry import ENTRIES
 from tests.api import wait_for
@@ -81,6 +82,16 @@ def test_a_bundle_missing_a_file_cannot_import_its_entry_points(
     assert "shared.auth" in done.stderr or "cannot import name 'auth'" in done.stderr
 
 
+def distinct_free_ports(count: int) -> list[int]:
+    """`count` free ports, all different: each is held until all are chosen, so the
+    system cannot hand out one it handed out a moment before."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
 @pytest.fixture
 def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, str]]:
     """Every registered name served by functions-framework from the bundle alone."""
@@ -88,8 +99,7 @@ def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
     env["FIRESTORE_EMULATOR_HOST"] = emulator.host
     processes = {}
-    for entry in ENTRIES:
-        port = free_port()
+    for entry, port in zip(ENTRIES, distinct_free_ports(len(ENTRIES)), strict=True):
         command = [
             str(venv / "bin" / "functions-framework"),
             "--source",

@@ -48,13 +48,16 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
+    """Package-scoped: while Playwright's sync driver runs, its event loop is the running
+    loop of the main thread, and tests elsewhere that start their own (asyncio.run) must
+    not find it there."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
     try:
