@@ -39,7 +39,7 @@ def chromium_path() -> str:
     found = (
         os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     )
-    if found is None:
+    if found is None or not Path(found).is_file():
         pytest.fail(
             "Chromium is not installed: `make test` installs it (apt-get install chromium); "
             "or point CHROMIUM at a Chromium binary.",
