@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
 from cli.host import LocalHost
@@ -22,6 +23,7 @@ from tests.research.conftest import research
 
 __all__ = ["configured", "connect", "psy", "research"]
 
+AXE = Axe()
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -90,6 +92,15 @@ class Console:
     def snapshot(self, name: str) -> None:
         """A screenshot of the whole page now, beside the one taken when the test ends."""
         self.page.screenshot(path=str(self.folder / f"{name}.png"), full_page=True)
+
+    def accessibility_violations(self) -> list[tuple[str, str, list[str]]]:
+        """What axe-core finds wrong on the page now, by WCAG 2.x A and AA rules and best
+        practice: (rule, impact, the elements it found)."""
+        results = AXE.run(self.page)
+        return [
+            (rule["id"], rule["impact"], [" ".join(node["target"]) for node in rule["nodes"]])
+            for rule in results.response["violations"]
+        ]
 
     def script_ran(self) -> Any:
         return self.page.evaluate("window.__evidencia_injected")

@@ -70,6 +70,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     expect(events.nth(2)).to_have_class("event missing")
     expect(events.nth(2)).to_contain_text(f"{expired} — missing or expired")
     assert console.messages == []
+    assert console.accessibility_violations() == []
 
 
 def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
@@ -101,6 +102,7 @@ def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
         [_starts_with("proposed → accepted by ada")]
     )
     expect(accepted.locator("ol.decisions q")).to_have_text("Seen in three sessions.")
+    assert console.accessibility_violations() == []
 
 
 def _starts_with(text: str) -> re.Pattern[str]:
@@ -180,6 +182,7 @@ def test_the_hypotheses_view_is_usable_with_the_keyboard_alone(
     console.open()
     keys = console.page.keyboard
     expect(console.page.get_by_label("Bearer token")).to_be_focused()
+    assert console.accessibility_violations() == []
     keys.type(psy.admin)
     keys.press("Enter")
     project = console.page.get_by_label("Project")
@@ -217,6 +220,7 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
         ["Onboarding took me two days.", "The setup wizard is confusing."]
     )
     console.snapshot("answered")
+    assert console.accessibility_violations() == []
     removed = research.api.post(
         "/research-api/evidence/remove", research.body(evidence_ids=[cited[0][0]]), research.member
     )
@@ -253,6 +257,7 @@ def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
     raw = steps.nth(1).locator("details", has_text="Raw response")
     raw.locator("summary").click()
     expect(raw.locator("pre")).to_have_text(frozen["steps"][1]["rawResponse"]["text"])
+    assert console.accessibility_violations() == []
 
 
 DECIDED = {
@@ -300,6 +305,7 @@ def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
     assert heights[4] == 2 * heights[1] > heights[0] == 0
     rows = console.page.locator("table.counts tbody tr")
     expect(rows.nth(1).locator("td")).to_have_text(["3", "1", "1", "1", "50% accepted"])
+    assert console.accessibility_violations() == []
 
 
 def test_an_evaluation_whose_details_expired_says_so(configured: Connect, console: Console) -> None:
