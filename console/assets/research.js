@@ -26,14 +26,19 @@ export async function render(main, params, navigate) {
   if (params.workspace && params.conversation && params.run) await showRun(results, params);
 }
 
+const PENDING = new Set(["queued", "processing"]);
+const POLL_MS = 1000;
+
 async function showRun(results, params) {
-  replace(results, loading("the run"));
+  if (!results.hasChildNodes()) replace(results, loading("the run"));
   const scope = { workspace_id: params.workspace, conversation_id: params.conversation };
   try {
     const status = (await post("/research-api/assistant/status", { ...scope, run_id: params.run })).body;
     const answer = status.message?.answer;
     const evidence = answer ? await citedEvidence(scope, answer) : new Map();
     replace(results, runSummary(status), answer ? answerView(status.message, answer, evidence) : null);
+    // A pending run is read again until it settles, while this view is still shown.
+    if (PENDING.has(status.run.status)) setTimeout(() => results.isConnected && showRun(results, params), POLL_MS);
   } catch (error) {
     replace(results, problem(error));
   }

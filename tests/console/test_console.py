@@ -232,6 +232,21 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
     expect(console.page.locator("article.statement")).to_have_count(0)
 
 
+def test_a_pending_run_is_shown_as_such_until_it_completes(
+    research: Research, console: Console
+) -> None:
+    research.world.gemini.answer_json(research.answer("Setup is slow."), delay_s=2)
+    run_id = research.ask().json()["run"]["id"]
+    console.open()
+    console.sign_in(research.viewer)
+    route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
+    console.show("research", **route)
+    run = console.page.locator("section.run")
+    expect(run).to_have_attribute("data-status", re.compile("^(queued|processing)$"))
+    expect(run).to_have_attribute("data-status", "completed")
+    expect(console.page.locator("article.statement .claim p").first).to_have_text("Setup is slow.")
+
+
 def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
     configured: Connect, console: Console
 ) -> None:
