@@ -70,3 +70,8 @@ echo "$LEFT" | H="$H" "$PYTHON" -c 'import json, os, sys
 ids = [h["id"] for h in json.load(sys.stdin)]
 sys.exit("the decided hypothesis is still proposed" if os.environ["H"] in ids else 0)'
 echo "accepted $H"
+
+step "8. the same in the review console, signed in as olga"
+echo "open $URL/#/hypotheses?project=$P&sessionId=$S"
+echo "sign in with a token from:"
+echo "  $EVIDENCIA admin --port $PORT token create --user olga --class user_session --capability agent:psychologist --tenant $P --expires-in 1h"
