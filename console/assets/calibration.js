@@ -1,7 +1,7 @@
 // Calibration: how often hypotheses were accepted at each band of the confidence the model
 // reported for them, drawn as bars with the counts behind each band.
 
-import { get } from "./api.js";
+import { TENANT_ID, get } from "./api.js";
 import { field, h, input, loading, problem, queryForm, replace, s } from "./dom.js";
 
 const WIDTH = 560;
@@ -12,7 +12,7 @@ export async function render(main, params, navigate) {
   const form = queryForm(
     "Which hypotheses",
     [
-      field("Project", input("project", params.project, { required: true, pattern: "[A-Za-z0-9_\\-]{1,128}" })),
+      field("Project", input("project", params.project, { required: true, pattern: TENANT_ID })),
       field("Agent", input("agenteAlvo", params.agenteAlvo), "Empty: every agent of the project."),
       field("From", input("from", params.from, { type: "date" }), "Empty: 90 days before To."),
       field("To", input("to", params.to, { type: "date" }), "Empty: now."),

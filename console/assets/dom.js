@@ -97,3 +97,12 @@ export function select(name, value, options) {
     options.map(([optionValue, label]) => h("option", { value: optionValue, selected: optionValue === (value ?? "") }, label)),
   );
 }
+
+// The "Load more" button under a paged list: shown while there is a next page.
+export function more(container, nextPage, load) {
+  container.querySelector("button.more")?.remove();
+  if (!nextPage) return;
+  const button = h("button", { type: "button", class: "more secondary" }, "Load more");
+  button.addEventListener("click", () => load(nextPage));
+  container.append(button);
+}

@@ -1,15 +1,13 @@
 // AgentConnect: an agent's frozen evaluations, and one of them as its chain of steps.
 
-import { get } from "./api.js";
-import { disclosure, dl, field, h, input, json, loading, problem, queryForm, replace, when } from "./dom.js";
-
-const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+import { TENANT_ID, UUID, get } from "./api.js";
+import { disclosure, dl, field, h, input, json, loading, more, problem, queryForm, replace, when } from "./dom.js";
 
 export async function render(main, params, navigate) {
   const form = queryForm(
     "Which agent",
     [
-      field("Org", input("org", params.org, { required: true, pattern: "[A-Za-z0-9_\\-]{1,128}" })),
+      field("Org", input("org", params.org, { required: true, pattern: TENANT_ID })),
       field("Agent", input("agent", params.agent, { required: true, pattern: UUID })),
     ],
     navigate,
@@ -62,12 +60,7 @@ async function showList(list, base, params, navigate, pageToken) {
     ).querySelector("tbody");
   body.append(...rows);
   if (!pageToken && rows.length === 0) list.append(h("p", { class: "empty" }, "No evaluation yet."));
-  list.querySelector("button.more")?.remove();
-  if (page.nextPageToken) {
-    const more = h("button", { type: "button", class: "more secondary" }, "Load more");
-    more.addEventListener("click", () => showList(list, base, params, navigate, page.nextPageToken));
-    list.append(more);
-  }
+  more(list, page.nextPageToken, (next) => showList(list, base, params, navigate, next));
 }
 
 async function showOne(detail, path) {

@@ -1,7 +1,7 @@
 // Psychologist: hypotheses beside the events they cite, and the decisions on them.
 
-import { get, post } from "./api.js";
-import { disclosure, dl, field, h, input, json, loading, problem, queryForm, replace, select, when } from "./dom.js";
+import { TENANT_ID, get, post } from "./api.js";
+import { disclosure, dl, field, h, input, json, loading, more, problem, queryForm, replace, select, when } from "./dom.js";
 
 const STATUSES = [["", "Any status"], ["proposed", "Proposed"], ["accepted", "Accepted"], ["dismissed", "Dismissed"]];
 const AUDIT_BATCH = 100;
@@ -10,7 +10,7 @@ export async function render(main, params, navigate) {
   const form = queryForm(
     "Which hypotheses",
     [
-      field("Project", input("project", params.project, { required: true, pattern: "[A-Za-z0-9_\\-]{1,128}" })),
+      field("Project", input("project", params.project, { required: true, pattern: TENANT_ID })),
       field("Status", select("status", params.status, STATUSES)),
       field("Agent", input("agenteAlvo", params.agenteAlvo)),
       field("Session", input("sessionId", params.sessionId)),
@@ -44,13 +44,7 @@ async function showPage(results, params, pageToken) {
   for (const hypothesis of page.body) {
     target.append(h("li", {}, card(params, hypothesis, events, decide, () => showPage(results, params))));
   }
-  results.querySelector("button.more")?.remove();
-  const next = page.headers.get("X-Next-Page-Token");
-  if (next) {
-    const more = h("button", { type: "button", class: "more secondary" }, "Load more");
-    more.addEventListener("click", () => showPage(results, params, next));
-    results.append(more);
-  }
+  more(results, page.headers.get("X-Next-Page-Token"), (next) => showPage(results, params, next));
 }
 
 function roleLine(access, decide) {

@@ -1,10 +1,9 @@
 // Research: a run's status and, once completed, each statement beside the evidence it
 // cites, as that evidence read at the cited revision.
 
-import { post } from "./api.js";
+import { UUID, post } from "./api.js";
 import { dl, field, h, input, loading, problem, queryForm, replace, when } from "./dom.js";
 
-const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 const WHY_NOT_CURRENT = {
   source_unavailable: "an evidence item it cites was removed since",
   context_changed: "an evidence item it cites was revised since",
