@@ -17,7 +17,9 @@ function route() {
 }
 
 export function go(name, params) {
-  const query = new URLSearchParams(Object.entries(params).filter(([, value]) => value !== "" && value != null));
+  const query = new URLSearchParams(
+    Object.entries(params).filter(([, value]) => value !== "" && value != null),
+  );
   const next = `#/${name}${query.size ? `?${query}` : ""}`;
   if (window.location.hash === next) show();
   else window.location.hash = next;

@@ -19,11 +19,19 @@ export async function render(main, params, navigate) {
     ],
     navigate,
   );
-  const results = h("section", { class: "results", "aria-live": "polite", "aria-label": "Calibration" });
+  const results = h("section", {
+    class: "results",
+    "aria-live": "polite",
+    "aria-label": "Calibration",
+  });
   replace(main, h("h1", {}, "Calibration"), form, results);
   if (!params.project) return;
   replace(results, loading("the calibration"));
-  const query = { agenteAlvo: params.agenteAlvo, from: instant(params.from), to: instant(params.to) };
+  const query = {
+    agenteAlvo: params.agenteAlvo,
+    from: instant(params.from),
+    to: instant(params.to),
+  };
   try {
     const reply = await get(`/projects/${encodeURIComponent(params.project)}/calibration`, query);
     replace(results, chart(reply.body), table(reply.body));
@@ -45,7 +53,11 @@ function chart(calibration) {
   const y = (rate) => PAD.top + inner.height * (1 - rate);
   const grid = [0, 0.25, 0.5, 0.75, 1].map((rate) => [
     s("line", { x1: PAD.left, x2: WIDTH - PAD.right, y1: y(rate), y2: y(rate), class: "grid" }),
-    s("text", { x: PAD.left - 6, y: y(rate) + 4, "text-anchor": "end", class: "tick" }, `${rate * 100}%`),
+    s(
+      "text",
+      { x: PAD.left - 6, y: y(rate) + 4, "text-anchor": "end", class: "tick" },
+      `${rate * 100}%`,
+    ),
   ]);
   const bars = calibration.bands.map((band, index) => {
     const x = PAD.left + index * slot + slot * 0.15;
@@ -61,22 +73,50 @@ function chart(calibration) {
         "data-proposed": band.proposed,
         "data-hypotheses": band.hypotheses,
       },
-      s("title", {}, `${bandName(band)}: ${band.accepted} of ${decided} decided accepted, ${band.proposed} still proposed`),
-      s("rect", { x, y: y(rate), width: slot * 0.7, height: inner.height * rate, class: band.acceptedRate === null ? "bar empty" : "bar" }),
-      s("text", { x: x + slot * 0.35, y: y(rate) - 4, "text-anchor": "middle", class: "value" }, band.acceptedRate === null ? "–" : `${band.accepted}/${decided}`),
-      s("text", { x: x + slot * 0.35, y: HEIGHT - PAD.bottom + 16, "text-anchor": "middle", class: "tick" }, bandName(band)),
+      s(
+        "title",
+        {},
+        `${bandName(band)}: ${band.accepted} of ${decided} decided accepted, ${band.proposed} still proposed`,
+      ),
+      s("rect", {
+        x,
+        y: y(rate),
+        width: slot * 0.7,
+        height: inner.height * rate,
+        class: band.acceptedRate === null ? "bar empty" : "bar",
+      }),
+      s(
+        "text",
+        { x: x + slot * 0.35, y: y(rate) - 4, "text-anchor": "middle", class: "value" },
+        band.acceptedRate === null ? "–" : `${band.accepted}/${decided}`,
+      ),
+      s(
+        "text",
+        { x: x + slot * 0.35, y: HEIGHT - PAD.bottom + 16, "text-anchor": "middle", class: "tick" },
+        bandName(band),
+      ),
     );
   });
-  const label = calibration.bands.map((band) => `${bandName(band)}: ${percent(band.acceptedRate)}`).join("; ");
+  const label = calibration.bands
+    .map((band) => `${bandName(band)}: ${percent(band.acceptedRate)}`)
+    .join("; ");
   return h(
     "figure",
     { class: "calibration" },
     s(
       "svg",
-      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": `Accepted share per confidence band. ${label}` },
+      {
+        viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+        role: "img",
+        "aria-label": `Accepted share per confidence band. ${label}`,
+      },
       grid,
       bars,
-      s("text", { x: PAD.left + inner.width / 2, y: HEIGHT - 6, "text-anchor": "middle", class: "axis" }, "self-reported confidence (confiancaPercent)"),
+      s(
+        "text",
+        { x: PAD.left + inner.width / 2, y: HEIGHT - 6, "text-anchor": "middle", class: "axis" },
+        "self-reported confidence (confiancaPercent)",
+      ),
     ),
     h(
       "figcaption",
@@ -91,7 +131,17 @@ function table(calibration) {
     "table",
     { class: "counts" },
     h("caption", {}, "The counts behind each band"),
-    h("thead", {}, h("tr", {}, ["Confidence", "Hypotheses", "Accepted", "Dismissed", "Proposed", "Accepted share"].map((name) => h("th", { scope: "col" }, name)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["Confidence", "Hypotheses", "Accepted", "Dismissed", "Proposed", "Accepted share"].map(
+          (name) => h("th", { scope: "col" }, name),
+        ),
+      ),
+    ),
     h(
       "tbody",
       {},
@@ -100,7 +150,9 @@ function table(calibration) {
           "tr",
           { dataset: { band: bandName(band) } },
           h("th", { scope: "row" }, bandName(band)),
-          [band.hypotheses, band.accepted, band.dismissed, band.proposed].map((count) => h("td", {}, count)),
+          [band.hypotheses, band.accepted, band.dismissed, band.proposed].map((count) =>
+            h("td", {}, count),
+          ),
           h("td", {}, percent(band.acceptedRate)),
         ),
       ),

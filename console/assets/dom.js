@@ -33,14 +33,22 @@ export function replace(container, ...children) {
 export function field(label, input, hint) {
   const id = input.id || `f-${input.name}`;
   input.id = id;
-  return h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("small", {}, hint) : null);
+  return h(
+    "div",
+    { class: "field" },
+    h("label", { for: id }, label),
+    input,
+    hint ? h("small", {}, hint) : null,
+  );
 }
 
 export function dl(pairs) {
   return h(
     "dl",
     {},
-    pairs.filter(([, value]) => value !== undefined).flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value ?? "—")]),
+    pairs
+      .filter(([, value]) => value !== undefined)
+      .flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value ?? "—")]),
   );
 }
 
@@ -68,20 +76,41 @@ export function problem(error) {
   );
   return h(
     "div",
-    { class: "problem", role: "alert", dataset: { status: String(error.status ?? ""), requestId: error.requestId ?? "" } },
-    h("p", {}, h("strong", {}, error.status ? `Error ${error.status}` : "Error"), " ", error.message),
+    {
+      class: "problem",
+      role: "alert",
+      dataset: { status: String(error.status ?? ""), requestId: error.requestId ?? "" },
+    },
+    h(
+      "p",
+      {},
+      h("strong", {}, error.status ? `Error ${error.status}` : "Error"),
+      " ",
+      error.message,
+    ),
     issues.length ? h("ul", {}, issues) : null,
-    error.requestId ? h("p", { class: "request-id" }, "request_id: ", h("code", {}, error.requestId)) : null,
+    error.requestId
+      ? h("p", { class: "request-id" }, "request_id: ", h("code", {}, error.requestId))
+      : null,
   );
 }
 
 // A form whose values become the view's route: submitting it navigates, so the view can be
 // reloaded or shared by its address.
 export function queryForm(label, fields, navigate, submit = "Show") {
-  const form = h("form", { class: "query", "aria-label": label }, fields, h("button", { type: "submit" }, submit));
+  const form = h(
+    "form",
+    { class: "query", "aria-label": label },
+    fields,
+    h("button", { type: "submit" }, submit),
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    navigate(Object.fromEntries([...new FormData(form)].map(([name, value]) => [name, String(value).trim()])));
+    navigate(
+      Object.fromEntries(
+        [...new FormData(form)].map(([name, value]) => [name, String(value).trim()]),
+      ),
+    );
   });
   return form;
 }
@@ -94,7 +123,9 @@ export function select(name, value, options) {
   return h(
     "select",
     { name },
-    options.map(([optionValue, label]) => h("option", { value: optionValue, selected: optionValue === (value ?? "") }, label)),
+    options.map(([optionValue, label]) =>
+      h("option", { value: optionValue, selected: optionValue === (value ?? "") }, label),
+    ),
   );
 }
 

@@ -1,7 +1,20 @@
 // AgentConnect: an agent's frozen evaluations, and one of them as its chain of steps.
 
 import { TENANT_ID, UUID, get } from "./api.js";
-import { disclosure, dl, field, h, input, json, loading, more, problem, queryForm, replace, when } from "./dom.js";
+import {
+  disclosure,
+  dl,
+  field,
+  h,
+  input,
+  json,
+  loading,
+  more,
+  problem,
+  queryForm,
+  replace,
+  when,
+} from "./dom.js";
 
 export async function render(main, params, navigate) {
   const form = queryForm(
@@ -12,16 +25,29 @@ export async function render(main, params, navigate) {
     ],
     navigate,
   );
-  const list = h("section", { class: "results", "aria-live": "polite", "aria-label": "Evaluations" });
-  const detail = h("section", { class: "detail", "aria-live": "polite", "aria-label": "Evaluation" });
+  const list = h("section", {
+    class: "results",
+    "aria-live": "polite",
+    "aria-label": "Evaluations",
+  });
+  const detail = h("section", {
+    class: "detail",
+    "aria-live": "polite",
+    "aria-label": "Evaluation",
+  });
   replace(main, h("h1", {}, "Model evaluations"), form, list, detail);
   if (!params.org || !params.agent) return;
   const base = `/v1/orgs/${encodeURIComponent(params.org)}/agents/${encodeURIComponent(params.agent)}/model-evaluations`;
-  await Promise.all([showList(list, base, params, navigate), params.seq ? showOne(detail, `${base}/${encodeURIComponent(params.seq)}`) : null]);
+  await Promise.all([
+    showList(list, base, params, navigate),
+    params.seq ? showOne(detail, `${base}/${encodeURIComponent(params.seq)}`) : null,
+  ]);
 }
 
 function targetText(target) {
-  return ["runtime", "model", "effort", "permissionMode"].map((key) => `${key} ${target[key]}`).join(" · ");
+  return ["runtime", "model", "effort", "permissionMode"]
+    .map((key) => `${key} ${target[key]}`)
+    .join(" · ");
 }
 
 async function showList(list, base, params, navigate, pageToken) {
@@ -35,7 +61,9 @@ async function showList(list, base, params, navigate, pageToken) {
   }
   const rows = page.evaluations.map((evaluation) => {
     const open = h("button", { type: "button", class: "link" }, `#${evaluation.seq}`);
-    open.addEventListener("click", () => navigate({ org: params.org, agent: params.agent, seq: String(evaluation.seq) }));
+    open.addEventListener("click", () =>
+      navigate({ org: params.org, agent: params.agent, seq: String(evaluation.seq) }),
+    );
     return h(
       "tr",
       { dataset: { seq: String(evaluation.seq) } },
@@ -54,12 +82,23 @@ async function showList(list, base, params, navigate, pageToken) {
         "table",
         {},
         h("caption", {}, "Newest first"),
-        h("thead", {}, h("tr", {}, ["Seq", "At", "Session title", "Outcome", "Target"].map((name) => h("th", { scope: "col" }, name)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Seq", "At", "Session title", "Outcome", "Target"].map((name) =>
+              h("th", { scope: "col" }, name),
+            ),
+          ),
+        ),
         h("tbody"),
       ),
     ).querySelector("tbody");
   body.append(...rows);
-  if (!pageToken && rows.length === 0) list.append(h("p", { class: "empty" }, "No evaluation yet."));
+  if (!pageToken && rows.length === 0)
+    list.append(h("p", { class: "empty" }, "No evaluation yet."));
   more(list, page.nextPageToken, (next) => showList(list, base, params, navigate, next));
 }
 
@@ -73,7 +112,10 @@ async function showOne(detail, path) {
 }
 
 function raw(label, clipped) {
-  return disclosure(`${label}${clipped.truncated ? " (truncated)" : ""}`, h("pre", { class: "raw" }, clipped.text));
+  return disclosure(
+    `${label}${clipped.truncated ? " (truncated)" : ""}`,
+    h("pre", { class: "raw" }, clipped.text),
+  );
 }
 
 function answerText(answer) {
@@ -81,7 +123,9 @@ function answerText(answer) {
 }
 
 function conditionText(condition) {
-  return Object.entries(condition.thresholds).map(([key, at]) => `${key} ≥ ${at}`).join(", ");
+  return Object.entries(condition.thresholds)
+    .map(([key, at]) => `${key} ≥ ${at}`)
+    .join(", ");
 }
 
 function stepView(step, link, evaluation) {
@@ -93,12 +137,22 @@ function stepView(step, link, evaluation) {
     h("h3", {}, `Step ${step.stepId} `, h("small", {}, `decision ${step.decisionId}`)),
     dl([
       ["Question", step.question.instructions],
-      ["Options", step.question.criteria ? Object.entries(step.question.criteria).map(([k, v]) => `${k}: ${v}`).join("; ") : `${step.question.type}`],
+      [
+        "Options",
+        step.question.criteria
+          ? Object.entries(step.question.criteria)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join("; ")
+          : `${step.question.type}`,
+      ],
       ["Answer", result ? answerText(result.answer) : "—"],
       ["Status", result?.status],
       ["Rule that held", held ? conditionText(step.condition) : "none"],
       ["Model", `${step.model} (${step.providerId})`],
-      ["Usage", result ? `${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : "—"],
+      [
+        "Usage",
+        result ? `${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : "—",
+      ],
     ]),
     held ? h("p", { class: "chosen" }, `Chose ${targetText(evaluation.target)}`) : null,
     raw("Raw request", step.rawRequest),
@@ -111,7 +165,12 @@ function evaluationView(evaluation) {
   return h(
     "article",
     { class: "evaluation", dataset: { seq: String(evaluation.seq) } },
-    h("h2", {}, `Evaluation #${evaluation.seq}: ${evaluation.title} `, h("span", { class: `badge ${evaluation.outcome}` }, evaluation.outcome)),
+    h(
+      "h2",
+      {},
+      `Evaluation #${evaluation.seq}: ${evaluation.title} `,
+      h("span", { class: `badge ${evaluation.outcome}` }, evaluation.outcome),
+    ),
     dl([
       ["Reason", evaluation.reason],
       ["Target chosen", targetText(evaluation.target)],
@@ -123,10 +182,18 @@ function evaluationView(evaluation) {
       ["At", when(evaluation.at)],
     ]),
     evaluation.detailsExpired
-      ? h("p", { class: "expired" }, "Details expired: the chain, the input and the raw texts are kept for a limited time.")
+      ? h(
+          "p",
+          { class: "expired" },
+          "Details expired: the chain, the input and the raw texts are kept for a limited time.",
+        )
       : [
           h("h3", {}, "Chain of steps"),
-          h("ol", { class: "chain" }, evaluation.steps.map((step) => stepView(step, links.get(step.stepId), evaluation))),
+          h(
+            "ol",
+            { class: "chain" },
+            evaluation.steps.map((step) => stepView(step, links.get(step.stepId), evaluation)),
+          ),
           disclosure("Session input", json(evaluation.input)),
           raw("Raw request of the deciding step", evaluation.rawRequest),
           raw("Raw response of the deciding step", evaluation.rawResponse),

@@ -1,9 +1,28 @@
 // Psychologist: hypotheses beside the events they cite, and the decisions on them.
 
 import { TENANT_ID, get, post } from "./api.js";
-import { disclosure, dl, field, h, input, json, loading, more, problem, queryForm, replace, select, when } from "./dom.js";
+import {
+  disclosure,
+  dl,
+  field,
+  h,
+  input,
+  json,
+  loading,
+  more,
+  problem,
+  queryForm,
+  replace,
+  select,
+  when,
+} from "./dom.js";
 
-const STATUSES = [["", "Any status"], ["proposed", "Proposed"], ["accepted", "Accepted"], ["dismissed", "Dismissed"]];
+const STATUSES = [
+  ["", "Any status"],
+  ["proposed", "Proposed"],
+  ["accepted", "Accepted"],
+  ["dismissed", "Dismissed"],
+];
 const AUDIT_BATCH = 100;
 
 export async function render(main, params, navigate) {
@@ -18,7 +37,11 @@ export async function render(main, params, navigate) {
     ],
     navigate,
   );
-  const results = h("section", { class: "results", "aria-live": "polite", "aria-label": "Hypotheses" });
+  const results = h("section", {
+    class: "results",
+    "aria-live": "polite",
+    "aria-label": "Hypotheses",
+  });
   replace(main, h("h1", {}, "Hypotheses"), form, results);
   if (params.project) await showPage(results, params);
 }
@@ -30,26 +53,52 @@ function projectPath(project, suffix = "") {
 async function showPage(results, params, pageToken) {
   const list = pageToken ? results.querySelector("ol.hypotheses") : null;
   if (!list) replace(results, loading("hypotheses"));
-  const query = { status: params.status, agenteAlvo: params.agenteAlvo, sessionId: params.sessionId, limit: params.limit, pageToken };
+  const query = {
+    status: params.status,
+    agenteAlvo: params.agenteAlvo,
+    sessionId: params.sessionId,
+    limit: params.limit,
+    pageToken,
+  };
   let access, page;
   try {
-    [access, page] = await Promise.all([get(projectPath(params.project, "/access")), get(projectPath(params.project, "/hypotheses"), query)]);
+    [access, page] = await Promise.all([
+      get(projectPath(params.project, "/access")),
+      get(projectPath(params.project, "/hypotheses"), query),
+    ]);
   } catch (error) {
     return replace(results, problem(error));
   }
-  const decide = access.body.operations.find((op) => op.method === "POST" && op.path.endsWith("/decision"));
+  const decide = access.body.operations.find(
+    (op) => op.method === "POST" && op.path.endsWith("/decision"),
+  );
   const events = await citedEvents(params.project, page.body);
-  const target = list ?? replace(results, h("p", { class: "role" }, roleLine(access.body, decide)), h("ol", { class: "hypotheses" })).querySelector("ol.hypotheses");
-  if (!list && page.body.length === 0) results.append(h("p", { class: "empty" }, "No hypotheses match."));
+  const target =
+    list ??
+    replace(
+      results,
+      h("p", { class: "role" }, roleLine(access.body, decide)),
+      h("ol", { class: "hypotheses" }),
+    ).querySelector("ol.hypotheses");
+  if (!list && page.body.length === 0)
+    results.append(h("p", { class: "empty" }, "No hypotheses match."));
   for (const hypothesis of page.body) {
-    target.append(h("li", {}, card(params, hypothesis, events, decide, () => showPage(results, params))));
+    target.append(
+      h(
+        "li",
+        {},
+        card(params, hypothesis, events, decide, () => showPage(results, params)),
+      ),
+    );
   }
   more(results, page.headers.get("X-Next-Page-Token"), (next) => showPage(results, params, next));
 }
 
 function roleLine(access, decide) {
   const role = `Signed in as ${access.userId} (${access.role}).`;
-  return decide?.allowed ? `${role} You may accept or dismiss.` : `${role} You may read, not decide. ${decide?.reason ?? "The API offers no decision."}`;
+  return decide?.allowed
+    ? `${role} You may accept or dismiss.`
+    : `${role} You may read, not decide. ${decide?.reason ?? "The API offers no decision."}`;
 }
 
 // The cited events of a page, read through the audit endpoint: one call per session and
@@ -79,13 +128,17 @@ async function citedEvents(project, hypotheses) {
   for (const read of await Promise.all(reads)) {
     read.found.forEach((event) => events.set(`${read.sessionId}/${event.id}`, { event }));
     read.missing.forEach((id) => events.set(`${read.sessionId}/${id}`, { missing: true }));
-    (read.failed ?? []).forEach((id) => events.set(`${read.sessionId}/${id}`, { error: read.error }));
+    (read.failed ?? []).forEach((id) =>
+      events.set(`${read.sessionId}/${id}`, { error: read.error }),
+    );
   }
   return events;
 }
 
 function card(params, hypothesis, events, decide, reload) {
-  const cited = hypothesis.evidenceEventIds.map((id) => citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)));
+  const cited = hypothesis.evidenceEventIds.map((id) =>
+    citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)),
+  );
   const ending = hypothesis.terminationAnalysis;
   const termination = ending
     ? h(
@@ -105,8 +158,19 @@ function card(params, hypothesis, events, decide, reload) {
     h(
       "header",
       {},
-      h("h2", {}, hypothesis.agenteAlvo, " ", h("span", { class: `badge ${hypothesis.status}` }, hypothesis.status)),
-      h("p", { class: "meta" }, `Confidence ${hypothesis.confiancaPercent}% · session ${hypothesis.sessionId} · `, when(hypothesis.createdAt)),
+      h(
+        "h2",
+        {},
+        hypothesis.agenteAlvo,
+        " ",
+        h("span", { class: `badge ${hypothesis.status}` }, hypothesis.status),
+      ),
+      h(
+        "p",
+        { class: "meta" },
+        `Confidence ${hypothesis.confiancaPercent}% · session ${hypothesis.sessionId} · `,
+        when(hypothesis.createdAt),
+      ),
     ),
     h(
       "div",
@@ -119,7 +183,12 @@ function card(params, hypothesis, events, decide, reload) {
           ["Hypothesis", hypothesis.hipotese],
           ["Suggested change", hypothesis.sugestao],
           ["Confidence", `${hypothesis.confiancaPercent}%`],
-          ["Decided", hypothesis.decidedBy ? [hypothesis.decidedBy.userId, " · ", when(hypothesis.decidedAt)] : "not yet"],
+          [
+            "Decided",
+            hypothesis.decidedBy
+              ? [hypothesis.decidedBy.userId, " · ", when(hypothesis.decidedAt)]
+              : "not yet",
+          ],
         ]),
         termination,
       ),
@@ -137,16 +206,34 @@ function card(params, hypothesis, events, decide, reload) {
 
 function citedEvent(id, found) {
   if (!found || found.missing) {
-    return h("li", { class: "event missing", dataset: { eventId: id } }, h("code", {}, id), " — missing or expired");
+    return h(
+      "li",
+      { class: "event missing", dataset: { eventId: id } },
+      h("code", {}, id),
+      " — missing or expired",
+    );
   }
   if (found.error) {
-    return h("li", { class: "event failed", dataset: { eventId: id } }, h("code", {}, id), problem(found.error));
+    return h(
+      "li",
+      { class: "event failed", dataset: { eventId: id } },
+      h("code", {}, id),
+      problem(found.error),
+    );
   }
   const { event } = found;
   return h(
     "li",
     { class: "event", dataset: { eventId: id } },
-    h("p", {}, h("strong", {}, event.type), ` by ${event.agent}`, event.taskId ? ` · task ${event.taskId}` : "", " · ", when(event.at)),
+    h(
+      "p",
+      {},
+      h("strong", {}, event.type),
+      ` by ${event.agent}`,
+      event.taskId ? ` · task ${event.taskId}` : "",
+      " · ",
+      when(event.at),
+    ),
     h("p", { class: "event-id" }, h("code", {}, id)),
     event.data === undefined ? null : json(event.data),
   );
@@ -154,9 +241,18 @@ function citedEvent(id, found) {
 
 function decision(params, hypothesis, decide, reload) {
   if (!decide?.allowed) {
-    return h("p", { class: "cannot-decide" }, `You cannot decide on this hypothesis. ${decide?.reason ?? "The API offers no decision."}`);
+    return h(
+      "p",
+      { class: "cannot-decide" },
+      `You cannot decide on this hypothesis. ${decide?.reason ?? "The API offers no decision."}`,
+    );
   }
-  const reason = h("textarea", { name: "reason", id: `reason-${hypothesis.id}`, maxlength: 1000, rows: 2 });
+  const reason = h("textarea", {
+    name: "reason",
+    id: `reason-${hypothesis.id}`,
+    maxlength: 1000,
+    rows: 2,
+  });
   const outcome = h("div", { class: "outcome", "aria-live": "polite" });
   const form = h(
     "form",
@@ -164,7 +260,11 @@ function decision(params, hypothesis, decide, reload) {
     h("div", { class: "field" }, h("label", { for: reason.id }, "Reason (optional)"), reason),
     h("button", { type: "submit", name: "status", value: "accepted" }, "Accept"),
     " ",
-    h("button", { type: "submit", name: "status", value: "dismissed", class: "secondary" }, "Dismiss"),
+    h(
+      "button",
+      { type: "submit", name: "status", value: "dismissed", class: "secondary" },
+      "Dismiss",
+    ),
     outcome,
   );
   form.addEventListener("submit", async (event) => {
@@ -194,9 +294,18 @@ function history(params, hypothesis) {
       const path = `/projects/${encodeURIComponent(params.project)}/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`;
       const reply = await get(path);
       const rows = reply.body.decisions.map((d) =>
-        h("li", {}, `${d.previousStatus} → ${d.status} by ${d.decidedBy.userId} · `, when(d.decidedAt), d.reason ? h("q", {}, d.reason) : null),
+        h(
+          "li",
+          {},
+          `${d.previousStatus} → ${d.status} by ${d.decidedBy.userId} · `,
+          when(d.decidedAt),
+          d.reason ? h("q", {}, d.reason) : null,
+        ),
       );
-      replace(body, rows.length ? h("ol", { class: "decisions" }, rows) : h("p", {}, "No decision yet."));
+      replace(
+        body,
+        rows.length ? h("ol", { class: "decisions" }, rows) : h("p", {}, "No decision yet."),
+      );
     } catch (error) {
       delete body.dataset.loaded;
       replace(body, problem(error));

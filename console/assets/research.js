@@ -15,7 +15,10 @@ export async function render(main, params, navigate) {
     "Which run",
     [
       field("Workspace", input("workspace", params.workspace, { required: true, pattern: UUID })),
-      field("Conversation", input("conversation", params.conversation, { required: true, pattern: UUID })),
+      field(
+        "Conversation",
+        input("conversation", params.conversation, { required: true, pattern: UUID }),
+      ),
       field("Run", input("run", params.run, { required: true, pattern: UUID })),
     ],
     navigate,
@@ -32,12 +35,18 @@ async function showRun(results, params) {
   if (!results.hasChildNodes()) replace(results, loading("the run"));
   const scope = { workspace_id: params.workspace, conversation_id: params.conversation };
   try {
-    const status = (await post("/research-api/assistant/status", { ...scope, run_id: params.run })).body;
+    const status = (await post("/research-api/assistant/status", { ...scope, run_id: params.run }))
+      .body;
     const answer = status.message?.answer;
     const evidence = answer ? await citedEvidence(scope, answer) : new Map();
-    replace(results, runSummary(status), answer ? answerView(status.message, answer, evidence) : null);
+    replace(
+      results,
+      runSummary(status),
+      answer ? answerView(status.message, answer, evidence) : null,
+    );
     // A pending run is read again until it settles, while this view is still shown.
-    if (PENDING.has(status.run.status)) setTimeout(() => results.isConnected && showRun(results, params), POLL_MS);
+    if (PENDING.has(status.run.status))
+      setTimeout(() => results.isConnected && showRun(results, params), POLL_MS);
   } catch (error) {
     replace(results, problem(error));
   }
@@ -50,7 +59,12 @@ function runSummary(status) {
   return h(
     "section",
     { class: "run", dataset: { status: run.status } },
-    h("h2", {}, `${run.request_kind} run `, h("span", { class: `badge ${run.status}` }, run.status)),
+    h(
+      "h2",
+      {},
+      `${run.request_kind} run `,
+      h("span", { class: `badge ${run.status}` }, run.status),
+    ),
     notCurrent
       ? h(
           "p",
@@ -64,7 +78,10 @@ function runSummary(status) {
       ["Created", when(run.created_at)],
       ["Kept until", when(run.expires_at)],
       ["Failure", run.failure_code],
-      ["Model", run.model_id ? `${run.model_id} (${run.model_version ?? "version unknown"})` : null],
+      [
+        "Model",
+        run.model_id ? `${run.model_id} (${run.model_version ?? "version unknown"})` : null,
+      ],
       ["Processor", availability.processor],
     ]),
   );
@@ -86,7 +103,10 @@ async function citedEvidence(scope, answer) {
   const refs = [...unique.values()];
   const found = new Map();
   for (let start = 0; start < refs.length; start += 100) {
-    const reply = await post("/research-api/evidence/read", { ...scope, items: refs.slice(start, start + 100) });
+    const reply = await post("/research-api/evidence/read", {
+      ...scope,
+      items: refs.slice(start, start + 100),
+    });
     reply.body.items.forEach((item) => found.set(keyOf(item), item));
   }
   return found;
@@ -97,11 +117,26 @@ function citation(ref, evidence) {
   const state = item?.state ?? "removed";
   return h(
     "figure",
-    { class: `citation ${state}`, dataset: { evidenceId: ref.evidence_id, revision: String(ref.revision), state } },
+    {
+      class: `citation ${state}`,
+      dataset: { evidenceId: ref.evidence_id, revision: String(ref.revision), state },
+    },
     item?.text != null
       ? h("blockquote", {}, item.text)
-      : h("p", { class: "unreadable" }, state === "revised" ? `Revised since (now revision ${item.current_revision}); the cited text is no longer kept.` : "Removed since."),
-    h("figcaption", {}, h("code", {}, ref.evidence_id), ` · revision ${ref.revision}`, item?.source?.title ? ` · ${item.source.title}` : ""),
+      : h(
+          "p",
+          { class: "unreadable" },
+          state === "revised"
+            ? `Revised since (now revision ${item.current_revision}); the cited text is no longer kept.`
+            : "Removed since.",
+        ),
+    h(
+      "figcaption",
+      {},
+      h("code", {}, ref.evidence_id),
+      ` · revision ${ref.revision}`,
+      item?.source?.title ? ` · ${item.source.title}` : "",
+    ),
   );
 }
 
@@ -110,23 +145,44 @@ function statement(title, text, details, refs, evidence) {
     "article",
     { class: "statement" },
     h("div", { class: "claim" }, h("h3", {}, title), h("p", {}, text), details),
-    h("div", { class: "evidence", "aria-label": "Cited evidence" }, refs.map((ref) => citation(ref, evidence))),
+    h(
+      "div",
+      { class: "evidence", "aria-label": "Cited evidence" },
+      refs.map((ref) => citation(ref, evidence)),
+    ),
   );
 }
 
 function statementOf(title, item, evidence) {
-  return statement(title, item.statement, dl([["Basis", item.basis], ["Uncertainty", item.uncertainty || null]]), item.evidence, evidence);
+  return statement(
+    title,
+    item.statement,
+    dl([
+      ["Basis", item.basis],
+      ["Uncertainty", item.uncertainty || null],
+    ]),
+    item.evidence,
+    evidence,
+  );
 }
 
 function answerView(message, answer, evidence) {
   return h(
     "section",
     { class: "answer side-by-side-list" },
-    message.question ? h("p", { class: "question" }, h("strong", {}, "Question: "), message.question) : null,
+    message.question
+      ? h("p", { class: "question" }, h("strong", {}, "Question: "), message.question)
+      : null,
     statementOf("Answer", answer.answer, evidence),
     answer.findings.map((finding, index) => statementOf(`Finding ${index + 1}`, finding, evidence)),
     answer.sentiment.map((entry) =>
-      statement(`Sentiment: ${entry.label}`, entry.uncertainty || "", null, [{ evidence_id: entry.evidence_id, revision: entry.revision }], evidence),
+      statement(
+        `Sentiment: ${entry.label}`,
+        entry.uncertainty || "",
+        null,
+        [{ evidence_id: entry.evidence_id, revision: entry.revision }],
+        evidence,
+      ),
     ),
     answer.query_suggestions.map((suggestion) =>
       statement(
@@ -138,8 +194,22 @@ function answerView(message, answer, evidence) {
       ),
     ),
     answer.limitations.length
-      ? h("section", { class: "limitations" }, h("h3", {}, "Limitations"), h("ul", {}, answer.limitations.map((text) => h("li", {}, text))))
+      ? h(
+          "section",
+          { class: "limitations" },
+          h("h3", {}, "Limitations"),
+          h(
+            "ul",
+            {},
+            answer.limitations.map((text) => h("li", {}, text)),
+          ),
+        )
       : null,
-    h("p", { class: "meta" }, `Method ${answer.method_version}`, answer.quantitative_claims ? " · makes quantitative claims" : ""),
+    h(
+      "p",
+      { class: "meta" },
+      `Method ${answer.method_version}`,
+      answer.quantitative_claims ? " · makes quantitative claims" : "",
+    ),
   );
 }
