@@ -166,7 +166,7 @@ def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, 
     assert access is not None
     spec: dict[str, Any] = {
         "operationId": _operation_id(entry, operation),
-        "summary": operation.summary or entry.summary,
+        "summary": operation.summary,
         "description": _authority(entry, operation),
         "tags": [entry.tag],
         "security": [{"bearer": []}],

@@ -30,7 +30,7 @@ class Operation:
 
     method: str
     summary: str = ""
-    """Defaults to the entry's summary."""
+    """Set to the entry's summary when the registry declares none."""
     request_schema: str | None = None
     params_schema: str | None = None
     """Path and query parameters, as one object."""
@@ -75,8 +75,14 @@ SWEEP_SCHEDULE = "* * * * *"
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
 
 
-def _operation(declared: dict[str, Any]) -> Operation:
-    return Operation(**{**declared, "errors": tuple(declared.get("errors", ()))})
+def _operation(declared: dict[str, Any], entry_summary: str) -> Operation:
+    return Operation(
+        **{
+            **declared,
+            "summary": declared.get("summary") or entry_summary,
+            "errors": tuple(declared.get("errors", ())),
+        }
+    )
 
 
 def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
@@ -106,7 +112,7 @@ def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
         )
     if "document" in declared:
         return Entry(**where, kind="trigger", **declared)
-    operations = tuple(_operation(op) for op in declared.pop("operations"))
+    operations = tuple(_operation(op, declared["summary"]) for op in declared.pop("operations"))
     return Entry(**where, kind="http", access=access[api], operations=operations, **declared)
 
 

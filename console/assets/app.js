@@ -16,7 +16,7 @@ function route() {
   return { name, params: Object.fromEntries(new URLSearchParams(query ?? "")) };
 }
 
-export function go(name, params) {
+function go(name, params) {
   const query = new URLSearchParams(
     Object.entries(params).filter(([, value]) => value !== "" && value != null),
   );

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing_extensions import TypedDict
 
 from functions.endpoints import endpoint
-from functions.registry import api_entries
+from functions.registry import Operation, api_entries
 from shared.auth import known_role
 from shared.errors import ApiError
 from shared.http import Call, Reply, default_authorizer
@@ -24,8 +24,8 @@ class Permission(TypedDict):
     reason: str | None
 
 
-def _permission(call: Call, name: str, method: str, summary: str) -> Permission:
-    target = endpoint(name, method)
+def _permission(call: Call, name: str, operation: Operation) -> Permission:
+    target = endpoint(name, operation.method)
     assert target.route is not None
     reason = None
     try:
@@ -33,9 +33,9 @@ def _permission(call: Call, name: str, method: str, summary: str) -> Permission:
     except ApiError as refused:
         reason = refused.message
     return {
-        "method": method,
+        "method": operation.method,
         "path": target.route,
-        "summary": summary,
+        "summary": operation.summary,
         "allowed": reason is None,
         "reason": reason,
     }
@@ -45,7 +45,7 @@ def access(call: Call) -> Reply:
     project_id = call.params["projectId"]
     _, role = known_role(call.principal, "project", project_id)
     operations = [
-        _permission(call, entry.name, operation.method, operation.summary or entry.summary)
+        _permission(call, entry.name, operation)
         for entry in api_entries()
         if entry.tag == API and entry.access is not None
         for operation in entry.operations
