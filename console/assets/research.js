@@ -55,7 +55,7 @@ async function showRun(results, params) {
 function runSummary(status) {
   const { run, availability } = status;
   const reason = availability.reason;
-  const notCurrent = run.status === "unavailable" || (reason && run.status !== "failed");
+  const notCurrent = run.status === "unavailable";
   return h(
     "section",
     { class: "run", dataset: { status: run.status } },

@@ -247,6 +247,25 @@ def test_a_pending_run_is_shown_as_such_until_it_completes(
     expect(console.page.locator("article.statement .claim p").first).to_have_text("Setup is slow.")
 
 
+def test_a_cancelled_run_reads_cancelled_not_as_a_result_gone_stale(
+    research: Research, console: Console
+) -> None:
+    research.world.gemini.answer_json(research.answer(), delay_s=2)
+    run_id = research.ask().json()["run"]["id"]
+    cancel = research.api.post(
+        "/research-api/assistant/cancel", research.body(run_id=run_id), research.member
+    )
+    assert cancel.status_code == 200, cancel.text
+    console.open()
+    console.sign_in(research.viewer)
+    route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
+    console.show("research", **route)
+    run = console.page.locator("section.run")
+    expect(run).to_have_attribute("data-status", "cancelled")
+    expect(run.locator("dd").nth(3)).to_have_text("cancelled")
+    expect(console.page.locator(".not-current")).to_have_count(0)
+
+
 def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
     configured: Connect, console: Console
 ) -> None:
