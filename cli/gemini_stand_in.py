@@ -2,11 +2,32 @@
 
 Development tooling shared by the tests and the bench (`cli/` is never deployed).
 
-`POST /{v1beta|v1}/models/{model}:generateContent` takes the next scripted reply: a JSON
-answer, an HTTP error status (with `Retry-After` if asked), a delay past the client's
-timeout, malformed JSON text, no candidate, a finish reason other than STOP, a `200`
-whose body is not JSON or is empty, or a connection reset before any answer. Every
-request body is recorded.
+It behaves as Google documents the service for the requested model's profile
+(`shared.models`), before any scripted reply is taken:
+
+- a retired or unknown model name answers `404 NOT_FOUND`;
+- parameters the model refuses answer `400 INVALID_ARGUMENT` with Google's message:
+  `responseLogprobs` where the profile does not accept them (the Developer API's and
+  Vertex AI's wording differ), a thinking level the model does not take, a level on a
+  budget model, both a level and a budget, a budget of 0 where thinking cannot be off,
+  `maxOutputTokens` above the model's limit;
+- thought tokens are spent from `maxOutputTokens` (MINIMAL 0, LOW 128, MEDIUM 1,024, HIGH
+  4,096; a budget up to 2,048; no thinking setting: the profile's default): when they use
+  it all the answer is `MAX_TOKENS` with no content, and `thoughtsTokenCount` is in the
+  usage;
+- the usage counts the request's own tokens (about four characters a token), and
+  `cachedContentTokenCount` reports the prefix this request shares with an earlier one to
+  the same model when it reaches the model's implicit-cache minimum;
+- every call waits `latency_s` (a test scales it).
+
+`POST /v1beta/models/{model}:generateContent` (the Developer API) and
+`POST /v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`
+(Vertex AI; `POST /token` hands out the access token a test's credentials file asks for)
+then take the next scripted reply: a JSON answer, an HTTP error with Google's status
+string, a 429 carrying `QuotaFailure` and `RetryInfo` in its body (refused again until its
+delay has passed), a blocked prompt, a delay past the client's timeout, malformed JSON,
+no candidate, a finish reason other than STOP, a `200` whose body is not JSON or is empty,
+or a connection reset before any answer. Every request body is recorded.
 """
 
 from __future__ import annotations
@@ -23,7 +44,77 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_PATH = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):generateContent$")
+from shared.models import PROFILES, Backend, Control, ModelProfile
+
+_DEVELOPER = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):generateContent$")
+_VERTEX = re.compile(
+    r"^/(v1beta1|v1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
+    r"(?P<model>[^/:]+):generateContent$"
+)
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+THOUGHTS_BY_LEVEL = {"MINIMAL": 0, "LOW": 128, "MEDIUM": 1_024, "HIGH": 4_096}
+DYNAMIC_THOUGHTS = 2_048
+QUOTA_IDS = {
+    "minute": "GenerateRequestsPerMinutePerProjectPerModel",
+    "day": "GenerateRequestsPerDayPerProjectPerModel",
+}
+_CACHE_MEMORY = 64
+"""How many earlier prompts per model the implicit cache compares against."""
+
+
+def field_of(message: dict[str, Any], name: str) -> Any:
+    """A field of a JSON request by its camelCase name or its proto snake_case name:
+    Google's JSON parser takes both, and the library sends some fields either way."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return message.get(name, message.get(snake))
+
+
+def tokens_of(text: str) -> int:
+    return (len(text.encode()) + 3) // 4
+
+
+def error_body(code: int, message: str, details: list[dict[str, Any]] | None = None) -> bytes:
+    error: dict[str, Any] = {
+        "code": code,
+        "message": message,
+        "status": STATUS_NAMES.get(code, "UNKNOWN"),
+    }
+    if details:
+        error["details"] = details
+    return json.dumps({"error": error}).encode()
+
+
+def quota_details(window: str, delay_s: float) -> list[dict[str, Any]]:
+    """The details Gemini sends with a 429: which quota, a help link, when to retry."""
+    return [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [
+                {
+                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                    "quotaId": QUOTA_IDS[window],
+                    "quotaDimensions": {"location": "global"},
+                    "quotaValue": "10",
+                }
+            ],
+        },
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [{"description": "Learn more about Gemini API quotas"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay_s:g}s"},
+    ]
 
 
 @dataclass
@@ -33,48 +124,25 @@ class Reply:
     finish_reason: str = "STOP"
     candidates: bool = True
     delay_s: float = 0.0
-    usage: tuple[int, int] = (120, 40)
-    model_version: str = "gemini-test-001"
+    usage: tuple[int, int] | None = None
+    """(prompt, answer) tokens to report; measured from the request and answer when None."""
+    thoughts: int | None = None
+    """Thought tokens spent; what the request's thinking setting spends when None."""
+    model_version: str | None = None
+    """Reported `modelVersion`; the requested model's name with `-001` when None."""
     logprobs: list[tuple[str, float]] | None = None
     raw_body: bytes | None = None
     """Sent as it is instead of a JSON body."""
     headers: dict[str, str] = field(default_factory=dict)
     reset: bool = False
     """Close the connection with a TCP reset instead of answering."""
-
-    def body(self) -> dict[str, Any]:
-        if self.status != 200:
-            return {
-                "error": {
-                    "code": self.status,
-                    "message": "scripted failure",
-                    "status": "UNAVAILABLE",
-                }
-            }
-        body: dict[str, Any] = {
-            "usageMetadata": {
-                "promptTokenCount": self.usage[0],
-                "candidatesTokenCount": self.usage[1],
-                "totalTokenCount": sum(self.usage),
-            },
-            "modelVersion": self.model_version,
-            "responseId": "test-response",
-        }
-        if self.candidates:
-            candidate: dict[str, Any] = {
-                "content": {"role": "model", "parts": [{"text": self.text or ""}]},
-                "finishReason": self.finish_reason,
-                "index": 0,
-            }
-            if self.logprobs is not None:
-                candidate["logprobsResult"] = {
-                    "chosenCandidates": [
-                        {"token": t, "logProbability": p} for t, p in self.logprobs
-                    ],
-                    "topCandidates": [],
-                }
-            body["candidates"] = [candidate]
-        return body
+    message: str = "scripted failure"
+    details: list[dict[str, Any]] | None = None
+    """`error.details` of an error reply."""
+    block_reason: str | None = None
+    """Answer with `promptFeedback.blockReason` and no candidate."""
+    refuse_for_s: float = 0.0
+    """After this 429, refuse every request this long with the same body."""
 
 
 @dataclass
@@ -82,16 +150,95 @@ class Recorded:
     model: str
     body: dict[str, Any]
     headers: dict[str, str]
+    backend: Backend = Backend.DEVELOPER
     at: float = field(default_factory=time.monotonic)
     """When the request arrived (monotonic clock)."""
     raw: bytes = b""
     """The request body as received."""
     sent: bytes = b""
     """The response body as sent."""
+    status: int = 0
+    """The HTTP status answered."""
 
     @property
     def prompt(self) -> str:
         return "".join(part.get("text", "") for part in self.body["contents"][0]["parts"])
+
+    @property
+    def system(self) -> str:
+        parts = (self.body.get("systemInstruction") or {}).get("parts", [])
+        return "".join(part.get("text", "") for part in parts)
+
+    @property
+    def generation(self) -> dict[str, Any]:
+        config: dict[str, Any] = self.body.get("generationConfig") or {}
+        return config
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What the server sends: status, body, headers."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def refusal(profile: ModelProfile, request: Recorded) -> Answered | None:
+    """The 400 the real service answers for a parameter this model does not take."""
+    config = request.generation
+    thinking = field_of(config, "thinkingConfig") or {}
+    level, budget = field_of(thinking, "thinkingLevel"), field_of(thinking, "thinkingBudget")
+    control = profile.thinking
+    problem = None
+    if field_of(config, "responseLogprobs") and request.backend not in profile.logprobs:
+        problem = (
+            f"Logprobs is not enabled for models/{profile.name}"
+            if request.backend == Backend.DEVELOPER
+            else "Unable to submit request because Logprobs is not supported for this model."
+        )
+    elif level is not None and budget is not None:
+        problem = "You cannot set both thinking_level and the legacy thinking_budget parameter."
+    elif level is not None and control.control != Control.LEVEL:
+        problem = "Thinking level is not supported for this model."
+    elif level is not None and level not in control.levels:
+        problem = (
+            f"Thinking level {level} is not supported by models/{profile.name}. "
+            f"Supported levels: {', '.join(control.levels)}."
+        )
+    elif budget == 0 and control.control == Control.BUDGET and not control.can_disable:
+        problem = "Budget 0 is invalid. This model only works in thinking mode."
+    elif int(field_of(config, "maxOutputTokens") or 0) > profile.output_limit:
+        problem = (
+            f"The maximum number of output tokens is {profile.output_limit}; "
+            f"maxOutputTokens is {field_of(config, 'maxOutputTokens')}."
+        )
+    return None if problem is None else Answered(400, error_body(400, problem))
+
+
+def thoughts_spent(profile: ModelProfile, request: Recorded) -> int:
+    """How many thought tokens this request's thinking setting makes the model spend."""
+    thinking = field_of(request.generation, "thinkingConfig") or {}
+    level, budget = field_of(thinking, "thinkingLevel"), field_of(thinking, "thinkingBudget")
+    if level is not None:
+        return THOUGHTS_BY_LEVEL[level]
+    if budget is not None:
+        return DYNAMIC_THOUGHTS if budget < 0 else min(int(budget), DYNAMIC_THOUGHTS)
+    if profile.thinking.control == Control.LEVEL:
+        return THOUGHTS_BY_LEVEL[profile.thinking.default_level or "HIGH"]
+    return DYNAMIC_THOUGHTS
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b` (compared in C, halving)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass
@@ -104,6 +251,12 @@ class GeminiTestServer:
     """Answers when no scripted reply is left: a stand-in model that reads the prompt."""
     keep_requests: bool = True
     """Record every request (tests read them); off for a long-running local model."""
+    latency_s: float = 0.0
+    """Every generateContent call takes at least this long."""
+    refused_until: float = 0.0
+    refusal_sent: Answered | None = None
+    prompts: dict[str, deque[str]] = field(default_factory=dict)
+    """Recent prompts per model, for the implicit cache."""
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
@@ -112,9 +265,33 @@ class GeminiTestServer:
     def answer_text(self, text: str, **kwargs: Any) -> None:
         self.replies.append(Reply(text=text, **kwargs))
 
-    def fail(self, status: int, times: int = 1, retry_after: str | None = None) -> None:
+    def fail(
+        self, status: int, times: int = 1, retry_after: str | None = None, message: str = ""
+    ) -> None:
+        """An error with Google's status string; a 429 carries a per-minute quota's
+        `QuotaFailure` and a 1 s `RetryInfo`. `retry_after` adds that header (a proxy's;
+        Gemini itself sends none)."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
-        self.replies.extend(Reply(status=status, headers=headers) for _ in range(times))
+        details = quota_details("minute", 1) if status == 429 else None
+        text = message or ("You exceeded your current quota." if status == 429 else "failed")
+        self.replies.extend(
+            Reply(status=status, headers=headers, message=text, details=details)
+            for _ in range(times)
+        )
+
+    def quota(self, window: str = "minute", delay_s: float = 1.0) -> None:
+        """A 429 as Gemini sends it, then the same refusal to every request for `delay_s`."""
+        self.replies.append(
+            Reply(
+                status=429,
+                message="You exceeded your current quota, please check your plan and billing.",
+                details=quota_details(window, delay_s),
+                refuse_for_s=delay_s,
+            )
+        )
+
+    def block(self, reason: str = "PROHIBITED_CONTENT") -> None:
+        self.replies.append(Reply(block_reason=reason, candidates=False))
 
     def answer_raw(self, body: bytes, times: int = 1) -> None:
         """A `200` whose body is these bytes, JSON or not."""
@@ -139,16 +316,132 @@ class GeminiTestServer:
         with self.lock:
             self.replies.clear()
             self.requests.clear()
+            self.prompts.clear()
             self.responder = None
+            self.latency_s = 0.0
+            self.refused_until, self.refusal_sent = 0.0, None
 
+    def reported_usage(self) -> dict[str, int]:
+        """The usage every answer so far reported, added up as Evidencia stores it:
+        output tokens include thought tokens."""
+        total = {"inputTokens": 0, "outputTokens": 0, "cachedTokens": 0, "thoughtTokens": 0}
+        for recorded in self.requests:
+            meta = json.loads(recorded.sent or b"{}").get("usageMetadata") or {}
+            thoughts = meta.get("thoughtsTokenCount", 0)
+            total["inputTokens"] += meta.get("promptTokenCount", 0)
+            total["outputTokens"] += meta.get("candidatesTokenCount", 0) + thoughts
+            total["cachedTokens"] += meta.get("cachedContentTokenCount", 0)
+            total["thoughtTokens"] += thoughts
+        return total
+
+    def reported_tokens(self) -> int:
+        usage = self.reported_usage()
+        return usage["inputTokens"] + usage["outputTokens"]
+
+    # answering -----------------------------------------------------------------
     def _next(self, recorded: Recorded) -> Reply:
         with self.lock:
-            if self.keep_requests:
-                self.requests.append(recorded)
             if self.replies:
                 return self.replies.popleft()
             responder = self.responder
         return responder(recorded) if responder else Reply(status=500)
+
+    def _cached_tokens(self, recorded: Recorded, profile: ModelProfile) -> int:
+        """The prefix this prompt shares with a recent one to the same model, in tokens,
+        when it reaches the model's implicit-cache minimum (else 0)."""
+        text = recorded.system + "\n" + recorded.prompt
+        with self.lock:
+            seen = self.prompts.setdefault(profile.name, deque(maxlen=_CACHE_MEMORY))
+            shared = max((_shared_prefix(text, earlier) for earlier in seen), default=0)
+            seen.append(text)
+        tokens = len(text[:shared].encode()) // 4
+        return tokens if tokens >= profile.cache_min_tokens else 0
+
+    def answer(self, recorded: Recorded) -> Answered | None:
+        """The answer to one generateContent request; None for a connection reset."""
+        if self.keep_requests:
+            with self.lock:
+                self.requests.append(recorded)
+        profile = PROFILES.get(recorded.model)
+        if profile is None or not profile.served_by(recorded.backend):
+            message = (
+                f"models/{recorded.model} is not found for API version v1beta, or is not "
+                "supported for generateContent. Call ListModels to see the list of available "
+                "models and their supported methods."
+            )
+            return Answered(404, error_body(404, message))
+        refused = refusal(profile, recorded)
+        if refused is not None:
+            return refused
+        with self.lock:
+            if time.monotonic() < self.refused_until and self.refusal_sent is not None:
+                return self.refusal_sent
+        reply = self._next(recorded)
+        time.sleep(self.latency_s + reply.delay_s)
+        if reply.reset:
+            return None
+        if reply.raw_body is not None:
+            return Answered(reply.status, reply.raw_body, reply.headers)
+        if reply.status != 200:
+            answered = Answered(
+                reply.status, error_body(reply.status, reply.message, reply.details), reply.headers
+            )
+            if reply.refuse_for_s:
+                with self.lock:
+                    self.refused_until = time.monotonic() + reply.refuse_for_s
+                    self.refusal_sent = answered
+            return answered
+        body = self._success(recorded, profile, reply)
+        return Answered(200, json.dumps(body).encode(), reply.headers)
+
+    def _success(self, recorded: Recorded, profile: ModelProfile, reply: Reply) -> dict[str, Any]:
+        prompt_tokens = tokens_of(recorded.system + recorded.prompt)
+        text = reply.text or ""
+        if reply.usage is not None:
+            prompt_tokens, answer_tokens = reply.usage
+        else:
+            answer_tokens = tokens_of(text)
+        limit = int(field_of(recorded.generation, "maxOutputTokens") or profile.output_limit)
+        thoughts = min(
+            thoughts_spent(profile, recorded) if reply.thoughts is None else reply.thoughts, limit
+        )
+        finish = reply.finish_reason
+        if thoughts + answer_tokens > limit and reply.candidates:
+            answer_tokens = limit - thoughts
+            text, finish = text[: answer_tokens * 4], "MAX_TOKENS"
+        usage: dict[str, Any] = {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": answer_tokens,
+            "totalTokenCount": prompt_tokens + answer_tokens + thoughts,
+        }
+        if thoughts:
+            usage["thoughtsTokenCount"] = thoughts
+        cached = min(self._cached_tokens(recorded, profile), prompt_tokens)
+        if cached:
+            usage["cachedContentTokenCount"] = cached
+        body: dict[str, Any] = {
+            "usageMetadata": usage,
+            "modelVersion": reply.model_version or f"{profile.name}-001",
+            "responseId": "test-response",
+        }
+        if reply.block_reason:
+            body["promptFeedback"] = {"blockReason": reply.block_reason}
+        if reply.candidates:
+            parts = [{"text": text}] if text else []
+            candidate: dict[str, Any] = {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": finish,
+                "index": 0,
+            }
+            if reply.logprobs is not None:
+                candidate["logprobsResult"] = {
+                    "chosenCandidates": [
+                        {"token": t, "logProbability": p} for t, p in reply.logprobs
+                    ],
+                    "topCandidates": [],
+                }
+            body["candidates"] = [candidate]
+        return body
 
     # serving -------------------------------------------------------------------
     @property
@@ -164,26 +457,31 @@ class GeminiTestServer:
                 return
 
             def do_POST(self) -> None:
-                match = _PATH.match(self.path.split("?")[0])
+                path = self.path.split("?")[0]
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
+                if path == "/token":
+                    token = {"access_token": "stand-in-token", "expires_in": 3600}
+                    self._send(Answered(200, json.dumps(token).encode()))
+                    return
+                developer, vertex = _DEVELOPER.match(path), _VERTEX.match(path)
+                match = developer or vertex
                 if match is None:
-                    self._send(404, {"error": {"code": 404, "message": "unknown path"}})
+                    self._send(Answered(404, error_body(404, "unknown path")))
                     return
                 recorded = Recorded(
-                    match.group("model"), json.loads(raw), dict(self.headers), raw=raw
+                    match.group("model"),
+                    json.loads(raw),
+                    dict(self.headers),
+                    Backend.DEVELOPER if developer else Backend.VERTEX,
+                    raw=raw,
                 )
-                reply = owner._next(recorded)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
-                if reply.reset:
+                answered = owner.answer(recorded)
+                if answered is None:
                     self._reset()
                     return
-                data = reply.raw_body
-                if data is None:
-                    data = json.dumps(reply.body()).encode()
-                recorded.sent = data
-                self._send(reply.status, reply.body(), data, reply.headers)
+                recorded.sent, recorded.status = answered.body, answered.status
+                self._send(answered)
 
             def _reset(self) -> None:
                 linger = struct.pack("ii", 1, 0)
@@ -191,22 +489,15 @@ class GeminiTestServer:
                 self.connection.close()
                 self.close_connection = True
 
-            def _send(
-                self,
-                status: int,
-                body: dict[str, Any],
-                data: bytes | None = None,
-                headers: dict[str, str] | None = None,
-            ) -> None:
-                data = json.dumps(body).encode() if data is None else data
+            def _send(self, answered: Answered) -> None:
                 try:
-                    self.send_response(status)
+                    self.send_response(answered.status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
+                    self.send_header("Content-Length", str(len(answered.body)))
+                    for name, value in answered.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    self.wfile.write(answered.body)
                 except (BrokenPipeError, ConnectionResetError):
                     return
 

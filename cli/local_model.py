@@ -52,9 +52,7 @@ def answer(request: Recorded) -> Reply:
         data = _agentconnect(prompt, properties["value"])
     else:
         data = _research(prompt)
-    text = json.dumps(data)
-    usage = (max(1, len(prompt) // 4), max(1, len(text) // 4))
-    return Reply(text=text, model_version=MODEL_VERSION, usage=usage)
+    return Reply(text=json.dumps(data), model_version=MODEL_VERSION)
 
 
 def _fenced_lines(prompt: str, tag: str) -> Iterator[Any]:

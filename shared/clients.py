@@ -6,6 +6,7 @@ emulator and at the Gemini protocol test server) and `reset_clients()` drops the
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -71,8 +72,19 @@ def _bound_every_call(client: firestore.Client, seconds: float) -> None:
         wrapped._timeout = attempt_s
 
 
-@cache
+_GEMINI_BUILD = threading.Lock()
+
+
 def gemini() -> genai.Client:
+    """The instance's one Gemini client. Built under a lock: concurrent first calls (a
+    worker's parallel chunk calls) would otherwise each build one, and a client dropped
+    by the cache closes the connection pool the other calls are using."""
+    with _GEMINI_BUILD:
+        return _gemini()
+
+
+@cache
+def _gemini() -> genai.Client:
     from google import genai
     from google.genai import types
 
@@ -95,4 +107,4 @@ def reset_clients() -> None:
     clear_auth_cache()
     settings.cache_clear()
     db.cache_clear()
-    gemini.cache_clear()
+    _gemini.cache_clear()

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TypeVar
 
+from shared.models import DEFAULT_MODEL, Backend
+
 T = TypeVar("T", int, float)
 
 
@@ -63,6 +65,7 @@ class Settings:
     research_max_active_runs_per_workspace: int
     research_input_token_budget: int
     research_output_token_limit: int
+    research_thinking_tokens: int
     research_workspace_token_budget: int
     research_lease_seconds: int
     retention_hours: int
@@ -70,6 +73,9 @@ class Settings:
     psychologist_heartbeat_timeout_s: int
     psychologist_input_token_budget: int
     psychologist_output_token_limit: int
+    psychologist_thinking_tokens: int
+    psychologist_call_concurrency: int
+    psychologist_call_seconds: float
     psychologist_lease_seconds: int
     psychologist_hypothesis_retention_days: int
     schedule_interval_s: float
@@ -78,12 +84,17 @@ class Settings:
     agentconnect_session_token_hours: int
     agentconnect_lease_seconds: int
     agentconnect_output_token_limit: int
+    agentconnect_thinking_tokens: int
     job_queue_seconds: int
     firestore_timeout_s: float
 
     @property
     def gemini_configured(self) -> bool:
         return bool(self.gemini_api_key) or self.gemini_use_vertex
+
+    @property
+    def gemini_backend(self) -> Backend:
+        return Backend.VERTEX if self.gemini_use_vertex else Backend.DEVELOPER
 
 
 def _project_id() -> str | None:
@@ -101,7 +112,7 @@ def load_settings() -> Settings:
         project_id=_project_id(),
         gemini_api_key=os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
         gemini_use_vertex=os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
-        gemini_model=os.environ.get("GEMINI_MODEL", "gemini-2.5-flash"),
+        gemini_model=os.environ.get("GEMINI_MODEL") or DEFAULT_MODEL,
         gemini_base_url=os.environ.get("GEMINI_BASE_URL") or None,
         gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 60_000),
         gemini_attempts=_int("GEMINI_ATTEMPTS", 3),
@@ -111,6 +122,7 @@ def load_settings() -> Settings:
         research_max_active_runs_per_workspace=_int("RESEARCH_MAX_ACTIVE_RUNS", 5),
         research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
         research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
+        research_thinking_tokens=_int("RESEARCH_THINKING_TOKENS", 4_096),
         research_workspace_token_budget=_int("RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000),
         research_lease_seconds=_lease("RESEARCH_LEASE_SECONDS", 300),
         retention_hours=24,
@@ -118,6 +130,9 @@ def load_settings() -> Settings:
         psychologist_heartbeat_timeout_s=_int("PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300),
         psychologist_input_token_budget=_int("PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000),
         psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
+        psychologist_thinking_tokens=_int("PSYCHOLOGIST_THINKING_TOKENS", 4_096),
+        psychologist_call_concurrency=max(_int("PSYCHOLOGIST_CALL_CONCURRENCY", 4), 1),
+        psychologist_call_seconds=_float("PSYCHOLOGIST_CALL_SECONDS", 90.0),
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
         psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
@@ -126,6 +141,7 @@ def load_settings() -> Settings:
         agentconnect_session_token_hours=_int("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
         agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),
         agentconnect_output_token_limit=_int("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
+        agentconnect_thinking_tokens=_int("AGENTCONNECT_THINKING_TOKENS", 512),
         job_queue_seconds=_int("JOB_QUEUE_SECONDS", 600),
         firestore_timeout_s=_float("FIRESTORE_TIMEOUT_S", 5.0),
     )

@@ -23,38 +23,79 @@ from google.genai import errors, types
 from shared.clients import gemini
 from shared.codes import ProviderFailure
 from shared.config import settings
+from shared.models import profile_of
 from shared.retention import utcnow
 from shared.validation import Schema
 from shared.wire import Wire, recording
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Statuses worth another try; any other (400, 403, 404: a bad key, region, model or
+parameter) is a configuration error that a retry cannot fix."""
 MAX_BACKOFF_S = 30.0
+DETAIL_LIMIT = 600
 
 
 FailureKind = ProviderFailure
 """Why Gemini gave no usable answer (the codes every API shares)."""
 
 
-class GeminiError(Exception):
-    def __init__(
-        self, kind: FailureKind, detail: str, usage: Usage | None = None, wire: Wire | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
-        self.usage = usage or Usage(0, 0)
-        self.wire = wire or Wire()
-        """What was sent and what came back, exactly, when anything did."""
-
-
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int
     output_tokens: int
+    """Everything the model wrote, thought tokens included (they are billed as output)."""
+    cached_tokens: int = 0
+    """Prompt tokens served from the implicit cache (part of `input_tokens`)."""
+    thought_tokens: int = 0
+    """Thinking tokens (part of `output_tokens`)."""
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.thought_tokens + other.thought_tokens,
+        )
+
+
+NO_USAGE = Usage(0, 0)
+
+
+class GeminiError(Exception):
+    def __init__(
+        self,
+        kind: FailureKind,
+        detail: str,
+        usage: Usage | None = None,
+        wire: Wire | None = None,
+        model_version: str | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.usage = usage or NO_USAGE
+        self.wire = wire or Wire()
+        """What was sent and what came back, exactly, when anything did."""
+        self.model_version = model_version
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one call may write: the answer's tokens and the thinking allowance;
+    `max_output_tokens` is their sum, since thought tokens count against it."""
+
+    answer_tokens: int
+    thinking_tokens: int
+    least_thinking: bool = False
+    """Ask for the least thinking the model allows (one-value answers)."""
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.answer_tokens + self.thinking_tokens
 
 
 @dataclass(frozen=True)
@@ -67,6 +108,34 @@ class JsonAnswer:
     """The chosen tokens with their log-probabilities, when asked for and returned."""
     wire: Wire
     """The request and response bodies exactly as they went over the wire."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Gemini's error body, read as it sends it (`google.rpc.Status` with its details)."""
+
+    code: int
+    status: str
+    message: str
+    retry_delay_s: float | None
+    """`google.rpc.RetryInfo.retryDelay`, when the body carries one."""
+    daily_quota: str | None
+    """The `quotaId` of a per-day quota the request ran into: no retry helps today."""
+
+    def describe(self) -> str:
+        text = f"Gemini answered HTTP {self.code} {self.status}: {self.message}".strip()
+        if self.daily_quota:
+            text = f"Gemini's per-day quota {self.daily_quota} is used up; {text}"
+        return _scrub(text)[:DETAIL_LIMIT]
+
+
+_REFUSED_LOGPROBS: set[str] = set()
+"""Models this instance has seen refuse `responseLogprobs`: never asked for them again."""
+
+
+def _scrub(text: str) -> str:
+    key = settings().gemini_api_key
+    return text.replace(key, "[redacted]") if key else text
 
 
 @cache
@@ -86,12 +155,51 @@ def estimate_tokens(text: str) -> int:
     return (len(text.encode()) + 3) // 4
 
 
+def _duration_s(raw: object) -> float | None:
+    """A protobuf Duration as JSON ("26s", "1.5s") in seconds."""
+    if not isinstance(raw, str) or not raw.endswith("s"):
+        return None
+    try:
+        return max(float(raw[:-1]), 0.0)
+    except ValueError:
+        return None
+
+
+def refusal_of(error: errors.APIError) -> Refusal:
+    body = error.details.get("error", {}) if isinstance(error.details, dict) else {}
+    details = body.get("details") if isinstance(body, dict) else None
+    delay, daily = None, None
+    for detail in details if isinstance(details, list) else []:
+        if not isinstance(detail, dict):
+            continue
+        kind = str(detail.get("@type", ""))
+        if kind.endswith("google.rpc.RetryInfo"):
+            delay = _duration_s(detail.get("retryDelay"))
+        elif kind.endswith("google.rpc.QuotaFailure"):
+            for violation in detail.get("violations") or []:
+                quota = str(violation.get("quotaId", "")) if isinstance(violation, dict) else ""
+                if "PerDay" in quota:
+                    daily = quota
+    return Refusal(
+        code=int(error.code or 0),
+        status=str(error.status or ""),
+        message=str(error.message or ""),
+        retry_delay_s=delay,
+        daily_quota=daily,
+    )
+
+
 def _usage(response: types.GenerateContentResponse) -> Usage:
     meta = response.usage_metadata
     if meta is None:
-        return Usage(0, 0)
-    output = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-    return Usage(meta.prompt_token_count or 0, output)
+        return NO_USAGE
+    thoughts = meta.thoughts_token_count or 0
+    return Usage(
+        input_tokens=meta.prompt_token_count or 0,
+        output_tokens=(meta.candidates_token_count or 0) + thoughts,
+        cached_tokens=meta.cached_content_token_count or 0,
+        thought_tokens=thoughts,
+    )
 
 
 def _logprobs(candidate: types.Candidate) -> list[tuple[str, float]] | None:
@@ -107,12 +215,16 @@ def _logprobs(candidate: types.Candidate) -> list[tuple[str, float]] | None:
 
 def _retryable(error: BaseException) -> bool:
     if isinstance(error, errors.APIError):
-        return error.code in RETRIED_STATUSES
+        return error.code in RETRIED_STATUSES and refusal_of(error).daily_quota is None
     return isinstance(error, _transport_errors())
 
 
-def _retry_after_s(error: BaseException | None) -> float | None:
-    """Gemini's `Retry-After` in seconds, when it sent one as a number."""
+def _asked_delay_s(error: BaseException | None) -> float | None:
+    """How long Gemini asked to wait: `RetryInfo` in the error body, else `Retry-After`."""
+    if isinstance(error, errors.APIError):
+        delay = refusal_of(error).retry_delay_s
+        if delay is not None:
+            return delay
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
     raw = headers.get("retry-after") if headers is not None else None
@@ -127,14 +239,14 @@ def _remaining_s(deadline: datetime | None) -> float:
 
 
 class _Pacing(tenacity.wait.wait_base):
-    """Gemini's `Retry-After` when given, else exponential backoff."""
+    """The delay Gemini asked for when it gave one, else exponential backoff."""
 
     def __init__(self, initial_s: float) -> None:
         self.backoff = tenacity.wait_exponential(multiplier=initial_s, max=MAX_BACKOFF_S)
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
         outcome = retry_state.outcome
-        asked = _retry_after_s(outcome.exception() if outcome is not None else None)
+        asked = _asked_delay_s(outcome.exception() if outcome is not None else None)
         return asked if asked is not None else float(self.backoff(retry_state))
 
 
@@ -179,36 +291,70 @@ def _call(
     return response
 
 
+def _request_config(
+    system: str, schema: Schema, output: Output, logprobs: bool
+) -> types.GenerateContentConfig:
+    """The request as the configured model's profile takes it."""
+    profile = profile_of(settings().gemini_model)
+    thinking = (
+        profile.least_thinking()
+        if output.least_thinking
+        else profile.bounded_thinking(output.thinking_tokens)
+    )
+    return types.GenerateContentConfig(
+        system_instruction=system,
+        response_mime_type="application/json",
+        response_json_schema=schema,
+        max_output_tokens=min(output.max_output_tokens, profile.output_limit),
+        temperature=0.0 if profile.send_temperature else None,
+        thinking_config=types.ThinkingConfig(**thinking) if thinking else None,  # type: ignore[arg-type]
+        response_logprobs=True if logprobs else None,
+    )
+
+
+def _logprobs_accepted() -> bool:
+    config = settings()
+    profile = profile_of(config.gemini_model)
+    return config.gemini_backend in profile.logprobs and profile.name not in _REFUSED_LOGPROBS
+
+
+def _refuses_logprobs(error: errors.APIError) -> bool:
+    return error.code == 400 and "logprobs" in str(error.message or "").lower()
+
+
 def generate_json(
     *,
     system: str,
     prompt: str,
     schema: Schema,
-    max_output_tokens: int,
+    output: Output,
     logprobs: bool = False,
     deadline: datetime | None = None,
 ) -> JsonAnswer:
     """Gemini's JSON answer to one prompt; every failure is a classified `GeminiError`.
 
-    `deadline` is when the caller's job must be done: no try runs or waits past it."""
+    Token log-probabilities are asked for only where the model's profile accepts them;
+    a 400 that refuses them anyway is tried once more without them (within the same
+    deadline) and the instance does not ask that model again. `deadline` is when the
+    caller's job must be done: no try runs or waits past it."""
     config = settings()
     if not config.gemini_configured:
         raise GeminiError(FailureKind.NOT_CONFIGURED, "no Gemini credentials are configured")
-    request_config = types.GenerateContentConfig(
-        system_instruction=system,
-        response_mime_type="application/json",
-        response_json_schema=schema,
-        max_output_tokens=max_output_tokens,
-        temperature=0.0,
-        response_logprobs=logprobs or None,
-    )
+    ask_logprobs = logprobs and _logprobs_accepted()
     with recording() as wire:
         try:
-            response = _call(prompt, request_config, deadline)
+            try:
+                response = _call(
+                    prompt, _request_config(system, schema, output, ask_logprobs), deadline
+                )
+            except errors.APIError as error:
+                if not (ask_logprobs and _refuses_logprobs(error)):
+                    raise
+                _REFUSED_LOGPROBS.add(profile_of(config.gemini_model).name)
+                response = _call(prompt, _request_config(system, schema, output, False), deadline)
         except errors.APIError as error:
-            raise GeminiError(
-                FailureKind.PROVIDER_UNAVAILABLE, f"Gemini answered HTTP {error.code}", wire=wire
-            ) from error
+            detail = refusal_of(error).describe()
+            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except TimeoutError as error:
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error), wire=wire) from error
         except _transport_errors() as error:
@@ -219,22 +365,46 @@ def generate_json(
             # when a 200 response's body is not a GenerateContentResponse.
             detail = f"Gemini's response could not be read: {type(error).__name__}"
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
-    return _json_answer(response, wire)
+    return _json_answer(response, wire, output)
 
 
-def _json_answer(response: types.GenerateContentResponse, wire: Wire) -> JsonAnswer:
+def _unfinished(candidate: types.Candidate, usage: Usage, output: Output) -> str:
+    """Why a candidate that did not finish with STOP has no usable answer, in words."""
+    finish = candidate.finish_reason
+    reason = finish.value if finish is not None else "no finish reason"
+    if finish == types.FinishReason.MAX_TOKENS:
+        limit = output.max_output_tokens
+        answer = usage.output_tokens - usage.thought_tokens
+        if answer == 0 and usage.thought_tokens:
+            return (
+                f"Gemini stopped at MAX_TOKENS while thinking: thinking used "
+                f"{usage.thought_tokens} of the {limit} output tokens and none was left for "
+                f"the answer (raise the thinking allowance)"
+            )
+        return (
+            f"Gemini stopped at MAX_TOKENS: the answer used {answer} tokens and thinking "
+            f"{usage.thought_tokens} of the {limit} output tokens (the answer is too long)"
+        )
+    message = f": {candidate.finish_message}" if candidate.finish_message else ""
+    return _scrub(f"Gemini finished with {reason}{message}")[:DETAIL_LIMIT]
+
+
+def _json_answer(response: types.GenerateContentResponse, wire: Wire, output: Output) -> JsonAnswer:
     usage = _usage(response)
+    version = response.model_version
+
+    def unconfirmed(detail: str) -> GeminiError:
+        return GeminiError(FailureKind.GENERATION_UNCONFIRMED, detail, usage, wire, version)
+
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.block_reason is not None:
+        why = f" ({feedback.block_reason_message})" if feedback.block_reason_message else ""
+        raise unconfirmed(f"Gemini blocked the prompt: {feedback.block_reason.value}{why}")
     candidate = response.candidates[0] if response.candidates else None
     if candidate is None:
-        raise GeminiError(
-            FailureKind.GENERATION_UNCONFIRMED, "Gemini returned no candidate", usage, wire
-        )
-    finish = candidate.finish_reason
-    if finish != types.FinishReason.STOP:
-        reason = finish.value if finish is not None else "none"
-        raise GeminiError(
-            FailureKind.GENERATION_UNCONFIRMED, f"Gemini finished with {reason}", usage, wire
-        )
+        raise unconfirmed("Gemini returned no candidate")
+    if candidate.finish_reason != types.FinishReason.STOP:
+        raise unconfirmed(_unfinished(candidate, usage, output))
     text = (
         "".join(
             part.text for part in (candidate.content.parts or []) if part.text and not part.thought
@@ -246,9 +416,13 @@ def _json_answer(response: types.GenerateContentResponse, wire: Wire) -> JsonAns
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise GeminiError(
-            FailureKind.INVALID_OUTPUT, f"Gemini's answer is not JSON: {error}", usage, wire
+            FailureKind.INVALID_OUTPUT,
+            f"Gemini's answer is not JSON: {error}",
+            usage,
+            wire,
+            version,
         ) from error
-    return JsonAnswer(data, text, response.model_version, usage, _logprobs(candidate), wire)
+    return JsonAnswer(data, text, version, usage, _logprobs(candidate), wire)
 
 
 _MODEL_SCHEMA_DROPPED = frozenset({"$schema", "$id", "pattern", "format", "title"})

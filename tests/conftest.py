@@ -18,7 +18,6 @@ from tests.api import Api, Configure, World
 HOST_PORT = emulator_module.free_port()
 BASE_ENV = {
     "GEMINI_API_KEY": "test-key",
-    "GEMINI_MODEL": "gemini-test",
     "GEMINI_ATTEMPTS": "3",
     "GEMINI_INITIAL_DELAY_S": "0.01",
     "GEMINI_TIMEOUT_MS": "3000",

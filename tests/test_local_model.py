@@ -36,8 +36,8 @@ def ask(prompt: str, schema: Schema) -> tuple[Any, str]:
         "contents": [{"role": "user", "parts": [{"text": prompt}]}],
         "generationConfig": {"responseJsonSchema": schema},
     }
-    reply = local_model.answer(Recorded(model="gemini-2.5-flash", body=body, headers={}))
-    return json.loads(reply.text or ""), reply.model_version
+    reply = local_model.answer(Recorded(model="gemini-3.8-flash", body=body, headers={}))
+    return json.loads(reply.text or ""), reply.model_version or ""
 
 
 EVIDENCE: dict[str, Evidence] = {

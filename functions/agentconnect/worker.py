@@ -56,7 +56,7 @@ from shared import jobs, logs
 from shared.answers import parse_strictly
 from shared.config import settings
 from shared.events import DocumentEvent
-from shared.gemini import FailureKind, GeminiError, Usage, generate_json, model_schema
+from shared.gemini import FailureKind, GeminiError, Output, Usage, generate_json, model_schema
 from shared.jobs import Claim, Job, JobGoneError, Snapshots
 from shared.jsonbody import JsonObject
 from shared.prompts import fenced
@@ -118,16 +118,18 @@ def _answer_schema(question: Question) -> Schema:
 
 
 def _prompt(step: Step, title: str, session_input: JsonObject) -> str:
+    """The session input first (every step of a session shares it as a prefix), then
+    the step's question."""
     question = step.question
-    lines = [f"Question: {question['instructions']}"]
+    lines = [
+        f"<session_input>\n{fenced({'title': title, 'input': session_input})}\n</session_input>",
+        f"Question: {question['instructions']}",
+    ]
     if question["type"] == "choice":
         lines.append("Answer with one of these criteria names:")
         lines += [f"- {name}: {text}" for name, text in question.get("criteria", {}).items()]
     else:
         lines.append("Answer true or false.")
-    lines.append(
-        f"<session_input>\n{fenced({'title': title, 'input': session_input})}\n</session_input>"
-    )
     return "\n".join(lines)
 
 
@@ -166,7 +168,11 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             system=SYSTEM,
             prompt=prompt,
             schema=schema,
-            max_output_tokens=config.agentconnect_output_token_limit,
+            output=Output(
+                config.agentconnect_output_token_limit,
+                config.agentconnect_thinking_tokens,
+                least_thinking=True,
+            ),
             logprobs=True,
             deadline=deadline,
         )
@@ -179,7 +185,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             step,
             status,
             None,
-            config.gemini_model,
+            error.model_version or config.gemini_model,
             error.usage,
             elapsed,
             error.wire.request,

@@ -98,8 +98,11 @@ class Signal(TypedDict):
 
 class ModelCallRecord(TypedDict):
     phase: str
+    modelVersion: str | None
     inputTokens: int
     outputTokens: int
+    cachedTokens: int
+    thoughtTokens: int
     estimatedInputTokens: int
 
 
@@ -113,6 +116,8 @@ class Rejected(TypedDict):
 class TokenUsage(TypedDict):
     input_tokens: int
     output_tokens: int
+    cached_tokens: int
+    thought_tokens: int
 
 
 class Analysis(TypedDict):
@@ -123,6 +128,7 @@ class Analysis(TypedDict):
     session_id: str
     status: AnalysisStatus
     failure_code: str | None
+    failure_detail: NotRequired[str | None]
     trigger: str
     requested_by: str | None
     created_at: datetime
@@ -256,6 +262,8 @@ class AnalysisCounts(TypedDict):
 class UsageView(TypedDict):
     inputTokens: int
     outputTokens: int
+    cachedTokens: int
+    thoughtTokens: int
 
 
 class AnalysisView(TypedDict):
@@ -264,6 +272,7 @@ class AnalysisView(TypedDict):
     sessionId: str
     status: str
     failureCode: str | None
+    failureDetail: str | None
     trigger: str
     createdAt: str
     startedAt: str | None

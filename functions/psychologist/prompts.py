@@ -1,6 +1,8 @@
 """Prompts for an analysis: the rules, the session, the signals and the fenced log.
 
-A log larger than the input budget is cut into chunks that each fit; every chunk is
+The log, the large and stable part, comes first and the session's summary after it, so
+that Gemini's implicit cache can serve a repeated prefix. A log larger than the input
+budget is cut into chunks that each fit; every chunk is
 analysed on its own, then one more call combines the chunks' hypotheses, shown with the
 events they cite, so every hypothesis still cites events by id.
 """
@@ -89,12 +91,12 @@ def analysis_calls(
     total = len(chunks)
     calls = []
     for index, lines in enumerate(chunks, start=1):
-        part = "" if total == 1 else f"This is part {index} of {total} of the log, in order.\n"
+        part = "" if total == 1 else f"The events above are part {index} of {total} of the log.\n"
         body = "\n".join(lines)
         calls.append(
             ModelCall(
                 "analysis" if total == 1 else f"chunk {index}/{total}",
-                f"{header}{part}<session_events>\n{body}\n</session_events>",
+                f"<session_events>\n{body}\n</session_events>\n{header}{part}",
             )
         )
     return calls
@@ -110,7 +112,7 @@ def combine_call(
     lines = "\n".join(event_line(event) for event in cited_events)
     return ModelCall(
         "combine",
-        f"{header}The log was analysed in parts. Merge the parts' hypotheses below into the "
-        f"final ones: join duplicates, keep their citations.\n<findings>\n{fenced(findings)}\n"
-        f"</findings>\n<session_events>\n{lines}\n</session_events>",
+        f"<session_events>\n{lines}\n</session_events>\n<findings>\n{fenced(findings)}\n"
+        f"</findings>\n{header}The log was analysed in parts. Merge the parts' hypotheses above "
+        f"into the final ones: join duplicates, keep their citations.",
     )

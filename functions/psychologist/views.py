@@ -15,6 +15,7 @@ from functions.psychologist.documents import (
     HypothesisView,
     Session,
     SessionView,
+    TokenUsage,
 )
 from shared import jobs
 from shared.auth import Principal
@@ -90,6 +91,14 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
     }
 
 
+NO_USAGE: TokenUsage = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cached_tokens": 0,
+    "thought_tokens": 0,
+}
+
+
 def analysis_state(data: Analysis) -> tuple[str, str | None]:
     """An analysis processing past its lease, or queued past its queue deadline, failed
     unconfirmed, as a reader must see it (the sweep or the next delivery stores that)."""
@@ -99,7 +108,7 @@ def analysis_state(data: Analysis) -> tuple[str, str | None]:
 
 
 def analysis_view(data: Analysis) -> AnalysisView:
-    usage = data.get("usage") or {"input_tokens": 0, "output_tokens": 0}
+    usage = data.get("usage") or NO_USAGE
     status, failure = analysis_state(data)
     return {
         "id": data["id"],
@@ -107,6 +116,7 @@ def analysis_view(data: Analysis) -> AnalysisView:
         "sessionId": data["session_id"],
         "status": status,
         "failureCode": failure,
+        "failureDetail": data.get("failure_detail") if status == AnalysisStatus.FAILED else None,
         "trigger": data["trigger"],
         "createdAt": iso(data["created_at"]),
         "startedAt": _iso_or_none(data.get("started_at")),
@@ -121,6 +131,8 @@ def analysis_view(data: Analysis) -> AnalysisView:
         "usage": {
             "inputTokens": usage["input_tokens"],
             "outputTokens": usage["output_tokens"],
+            "cachedTokens": usage["cached_tokens"],
+            "thoughtTokens": usage["thought_tokens"],
         },
         "calls": data.get("calls", []),
         "signals": data.get("signals", []),

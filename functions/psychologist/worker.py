@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
@@ -49,7 +50,7 @@ from shared import jobs, logs
 from shared.answers import parse_strictly
 from shared.config import settings
 from shared.events import DocumentEvent
-from shared.gemini import GeminiError, Usage, generate_json, model_schema
+from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
 from shared.ids import new_ulid
 from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
@@ -84,6 +85,8 @@ class Outcome:
         return {
             "input_tokens": sum(call["inputTokens"] for call in self.calls),
             "output_tokens": sum(call["outputTokens"] for call in self.calls),
+            "cached_tokens": sum(call["cachedTokens"] for call in self.calls),
+            "thought_tokens": sum(call["thoughtTokens"] for call in self.calls),
         }
 
     def summary(self) -> dict[str, object]:
@@ -133,19 +136,21 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
 
 def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]:
     """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
+    config = settings()
     try:
         reply = generate_json(
             system=SYSTEM,
             prompt=call.text,
             schema=gemini_output_schema(),
-            max_output_tokens=settings().psychologist_output_token_limit,
+            output=Output(
+                config.psychologist_output_token_limit, config.psychologist_thinking_tokens
+            ),
             deadline=deadline,
         )
-        usage = reply.usage
     except GeminiError as error:
-        _record(outcome, call, error.usage)
+        _record(outcome, call, error.usage, error.model_version)
         raise AnalysisFailedError(error.kind.value, error.detail) from error
-    _record(outcome, call, usage)
+    _record(outcome, call, reply.usage, reply.model_version)
     problems = output_issues(reply.data)
     if problems:
         outcome.rejected.append(
@@ -159,19 +164,62 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]
     return parse_output(reply.data)["hypotheses"]
 
 
-def _record(outcome: Outcome, call: ModelCall, usage: Usage) -> None:
+def _record(outcome: Outcome, call: ModelCall, usage: Usage, model_version: str | None) -> None:
     outcome.calls.append(
         {
             "phase": call.phase,
+            "modelVersion": model_version,
             "inputTokens": usage.input_tokens,
             "outputTokens": usage.output_tokens,
+            "cachedTokens": usage.cached_tokens,
+            "thoughtTokens": usage.thought_tokens,
             "estimatedInputTokens": call.estimated_tokens,
         }
     )
 
 
-def _rejected(phase: str, hypothesis: Finding, reasons: list[str]) -> Rejected:
-    return {"phase": phase, "hypothesis": dict(hypothesis), "reasons": reasons}
+def _unfinishable(calls: list[ModelCall], deadline: datetime) -> str | None:
+    """Why the planned calls cannot finish before the deadline, when they cannot: the
+    chunks go `PSYCHOLOGIST_CALL_CONCURRENCY` at a time, then one call combines them,
+    each given `PSYCHOLOGIST_CALL_SECONDS`."""
+    config = settings()
+    rounds = -(-len(calls) // config.psychologist_call_concurrency) + (len(calls) > 1)
+    needed = rounds * config.psychologist_call_seconds
+    left = (deadline - utcnow()).total_seconds()
+    if needed <= left:
+        return None
+    planned = len(calls) + (len(calls) > 1)
+    return (
+        f"the log needs {planned} Gemini calls in {rounds} rounds of at most "
+        f"{config.psychologist_call_concurrency} at once, {needed:.0f} s at "
+        f"{config.psychologist_call_seconds:g} s a call, and only {left:.0f} s of the lease "
+        f"are left"
+    )
+
+
+def _chunk_findings(
+    calls: list[ModelCall], facts: SessionFacts, outcome: Outcome, deadline: datetime
+) -> list[Finding]:
+    """Every chunk's checked hypotheses, in log order; the calls run concurrently."""
+
+    def one(call: ModelCall) -> list[Finding]:
+        return _checked(_ask(call, outcome, deadline), facts, call.phase, outcome)
+
+    workers = min(settings().psychologist_call_concurrency, len(calls))
+    if workers <= 1:
+        return [h for call in calls for h in one(call)]
+    planned = {call.phase: index for index, call in enumerate(calls)}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(one, call) for call in calls]
+        try:
+            return [h for future in futures for h in future.result()]
+        except AnalysisFailedError:
+            for future in futures:
+                future.cancel()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            outcome.calls.sort(key=lambda record: planned[record["phase"]])
 
 
 def _checked(
@@ -215,16 +263,16 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
         calls = analysis_calls(
             session, outcome.signals, events, settings().psychologist_input_token_budget
         )
-    except InputTooLargeError:
-        outcome.failure = AnalysisFailure.INPUT_TOO_LARGE
+    except InputTooLargeError as error:
+        outcome.failure, outcome.cause = AnalysisFailure.INPUT_TOO_LARGE, str(error)
         return outcome
     outcome.chunk_count = len(calls)
+    unfinishable = _unfinishable(calls, claimed.deadline)
+    if unfinishable:
+        outcome.failure, outcome.cause = AnalysisFailure.INPUT_TOO_LARGE, unfinishable
+        return outcome
     try:
-        findings = [
-            h
-            for call in calls
-            for h in _checked(_ask(call, outcome, claimed.deadline), facts, call.phase, outcome)
-        ]
+        findings = _chunk_findings(calls, facts, outcome, claimed.deadline)
         if len(calls) > 1 and findings:
             by_id = {event["id"]: event for event in events}
             shown = sorted({i for h in findings for i in h["evidenceEventIds"]})
@@ -302,8 +350,10 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         }
         failure = outcome.failure if held else UNCONFIRMED
         if failure:
+            detail = outcome.cause if held else "the worker's lease passed before it settled"
             transaction.update(
-                claimed.ref, {**common, **jobs.failed(failure), "hypothesis_ids": []}
+                claimed.ref,
+                {**common, **jobs.failed(failure), "failure_detail": detail, "hypothesis_ids": []},
             )
             return AnalysisStatus.FAILED
         for hypothesis in stored:

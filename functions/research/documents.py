@@ -138,6 +138,10 @@ class Asker(TypedDict):
 class TokenUsage(TypedDict):
     input_tokens: int
     output_tokens: int
+    """Thought tokens included."""
+    cached_tokens: NotRequired[int]
+    """Prompt tokens the implicit cache served."""
+    thought_tokens: NotRequired[int]
 
 
 class Rejection(TypedDict):

@@ -1,4 +1,4 @@
-"""The prompt for a research run: fixed rules, the task, and the evidence fenced as data."""
+"""The prompt for a research run: fixed rules, the evidence fenced as data, then the task."""
 
 from __future__ import annotations
 
@@ -54,13 +54,15 @@ def _fenced_item(evidence_id: str, item: Evidence) -> str:
 
 
 def build_prompt(request_kind: str, question: str | None, evidence: dict[str, Evidence]) -> Prompt:
-    lines = [f"Task: {TASKS[request_kind]}"]
+    """The evidence first and the task last: runs over one unchanged conversation then
+    share their longest part as a prefix, which Gemini's implicit cache serves."""
+    lines = ["<evidence_items>"]
+    lines.extend(_fenced_item(evidence_id, item) for evidence_id, item in sorted(evidence.items()))
+    lines.append("</evidence_items>")
+    lines.append(f"Task: {TASKS[request_kind]}")
     if question:
         lines.append("Question (from the user, answer it only from the evidence):")
         lines.append(json.dumps(question, ensure_ascii=False))
-    lines.append("<evidence_items>")
-    lines.extend(_fenced_item(evidence_id, item) for evidence_id, item in sorted(evidence.items()))
-    lines.append("</evidence_items>")
     return Prompt(
         system=SYSTEM,
         text="\n".join(lines),

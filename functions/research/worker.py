@@ -31,6 +31,7 @@ from functions.research.documents import (
     Rejection,
     Run,
     RunStatus,
+    TokenUsage,
     Workspace,
 )
 from functions.research.prompts import build_prompt
@@ -39,7 +40,7 @@ from shared import jobs, logs
 from shared.clients import db
 from shared.config import settings
 from shared.events import DocumentEvent
-from shared.gemini import GeminiError, Usage, estimate_tokens, generate_json
+from shared.gemini import NO_USAGE, GeminiError, Output, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
 from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
 from shared.retention import is_expired, utcnow
@@ -52,7 +53,7 @@ RUN_PATH = re.compile(r"^workspaces/(?P<workspace>[^/]+)/runs/(?P<run>[^/]+)$")
 class Outcome:
     answer: Answer | None = None
     failure: str | None = None
-    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+    usage: Usage = NO_USAGE
     model_version: str | None = None
     rejected: list[Rejection] = field(default_factory=list)
 
@@ -61,10 +62,19 @@ class Outcome:
         return {
             "cause": self.rejected[0]["reason"] if self.rejected else None,
             "workspace_id": workspace_id,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
+            **stored_usage(self.usage),
+            "model_version": self.model_version,
             "rejected": len(self.rejected),
         }
+
+
+def stored_usage(usage: Usage) -> TokenUsage:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "thought_tokens": usage.thought_tokens,
+    }
 
 
 def claim(workspace_id: str, run_id: str) -> Claim | None:
@@ -130,7 +140,7 @@ def produce(claimed: Claim, outcome: Outcome) -> Outcome:
         system=prompt.system,
         prompt=prompt.text,
         schema=gemini_answer_schema(),
-        max_output_tokens=config.research_output_token_limit,
+        output=Output(config.research_output_token_limit, config.research_thinking_tokens),
         deadline=claimed.deadline,
     )
     outcome.usage, outcome.model_version = reply.usage, reply.model_version
@@ -192,10 +202,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         if current is None or not running:
             return current["status"] if current else "missing"
         common: Changes = {
-            "usage": {
-                "input_tokens": outcome.usage.input_tokens,
-                "output_tokens": outcome.usage.output_tokens,
-            },
+            "usage": stored_usage(outcome.usage),
             "model_version": outcome.model_version,
             "rejected": outcome.rejected,
         }
@@ -249,7 +256,7 @@ def process(event: DocumentEvent) -> None:
     def failed(code: str, error: GeminiError | None) -> Outcome:
         outcome.failure, outcome.answer = code, None
         if error is not None:
-            outcome.usage = error.usage
+            outcome.usage, outcome.model_version = error.usage, error.model_version
         outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
         return outcome
 

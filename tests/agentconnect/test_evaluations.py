@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from cli.gemini_stand_in import THOUGHTS_BY_LEVEL
 from shared.clients import db
+from shared.models import DEFAULT_MODEL
 from shared.validation import issues_for
 from tests.agentconnect.conftest import (
     AGENT,
@@ -50,8 +52,9 @@ def test_a_two_step_selection_falls_through_to_the_second_step_end_to_end(
     }
     assert body["answer"] == {"type": "choice", "value": "large", "probability": 0.7}
     assert body["reason"].startswith("rule 1 of step size")
-    assert (body["requestedModel"], body["actualModel"]) == ("gemini-test", "gemini-test-002")
-    assert body["usage"] == {"inputTokens": 110, "outputTokens": 11}
+    assert (body["requestedModel"], body["actualModel"]) == (DEFAULT_MODEL, "gemini-test-002")
+    thinking = 2 * THOUGHTS_BY_LEVEL["LOW"]
+    assert body["usage"] == {"inputTokens": 110, "outputTokens": 11 + thinking}
     assert body["latencyMs"] > 0
     assert body["detailsExpired"] is False
     assert [c["stepId"] for c in body["chain"]] == ["initial", "size"]
@@ -362,7 +365,8 @@ def test_raw_texts_are_the_exact_json_sent_to_and_received_from_gemini(
     assert json.loads(body["rawResponse"]["text"]) == json.loads(exchange.sent)
     assert body["rawRequest"]["truncated"] is body["rawResponse"]["truncated"] is False
     sent = json.loads(body["rawRequest"]["text"])
-    assert sent["generationConfig"]["maxOutputTokens"] == 256
+    assert sent["generationConfig"]["maxOutputTokens"] == 256 + 512
+    assert sent["generationConfig"]["thinkingConfig"] == {"thinking_level": "LOW"}
     assert body["steps"][0]["rawRequest"] == body["rawRequest"]
     assert "test-key" not in json.dumps(body)
 

@@ -58,7 +58,7 @@ def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed
     assert analysis["rejected"][0]["reasons"] == [
         f"cites events that do not exist in this session: {MISSING}"
     ]
-    assert analysis["usage"] == {"inputTokens": 120, "outputTokens": 40}
+    assert analysis["usage"] == psy.world.gemini.reported_usage()
     assert {
         "kind": "task_reopened",
         "agent": "dev-api",

@@ -42,7 +42,9 @@ def test_tokens_spent_before_a_fault_are_recorded_on_the_analysis(psy: Psycholog
     psy.world.gemini.finish("SAFETY")
     body = psy.settled(psy.analyse(SESSION))
     assert body["failureCode"] == "generation_unconfirmed"
-    assert body["usage"] == {"inputTokens": 120, "outputTokens": 40}
+    assert body["failureDetail"] == "Gemini finished with SAFETY"
+    assert body["usage"] == psy.world.gemini.reported_usage()
+    assert body["usage"]["thoughtTokens"] > 0
 
 
 def test_an_unexpected_worker_fault_settles_the_analysis_as_failed(psy: Psychologist) -> None:

@@ -49,7 +49,7 @@ def test_budget_exhausted_once_the_workspace_spent_its_tokens(
     research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_WORKSPACE_TOKEN_BUDGET="150")
-    research.world.gemini.answer_json(research.answer(), usage=(120, 40))
+    research.world.gemini.answer_json(research.answer(), usage=(120, 40), thoughts=0)
     first = research.settled(research.ask().json()["run"]["id"])
     assert first["run"]["status"] == "completed"
     workspace = document(f"workspaces/{research.workspace}")
@@ -242,7 +242,12 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
         "cancelled",
         None,
     )
-    wait_for(lambda: (document(f"workspaces/{research.workspace}") or {}).get("tokens_used") == 160)
+    wait_for(
+        lambda: (
+            (document(f"workspaces/{research.workspace}") or {}).get("tokens_used")
+            == research.world.gemini.reported_tokens()
+        )
+    )
     assert stored_run(research, run_id)["message"] is None
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from benchmarks.counting import CallCounter
 from shared.clients import db
+from shared.models import DEFAULT_MODEL
 from shared.validation import issues_for
 from tests.api import Configure, all_documents, redeliver, wait_for
 from tests.research.conftest import Research
@@ -216,7 +217,7 @@ def test_gemini_gets_the_answer_schema_derived_from_the_contract(research: Resea
         "enum": ["research-cited/v1"],
     }
     assert "pattern" not in json.dumps(schema)
-    assert sent.model == "gemini-test"
+    assert sent.model == DEFAULT_MODEL
     assert "untrusted data" in sent.body["systemInstruction"]["parts"][0]["text"]
 
 

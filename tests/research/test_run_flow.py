@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shared.models import DEFAULT_MODEL
 from shared.validation import issues_for
 from tests.research.conftest import Research
 
@@ -35,8 +36,8 @@ def test_ask_runs_through_the_emulator_trigger_and_completes_with_cited_answer(
     body = research.settled(run["id"])
     assert_contract(body)
     assert body["run"]["status"] == "completed", body
-    assert body["run"]["model_id"] == "gemini-test"
-    assert body["run"]["model_version"] == "gemini-test-001"
+    assert body["run"]["model_id"] == DEFAULT_MODEL
+    assert body["run"]["model_version"] == f"{DEFAULT_MODEL}-001"
     assert body["message"]["answer"]["answer"]["statement"] == "Users find onboarding slow."
     assert body["message"]["question"] == "Why is onboarding slow?"
     assert len(research.world.gemini.requests) == 1
