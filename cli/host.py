@@ -31,9 +31,11 @@ from cli import emulator as emulator_module
 from cli.gemini_stand_in import GeminiTestServer
 from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
 from shared import jsonbody, logs
+from shared.config import Settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import log_request, request_id_of, werkzeug_rule
 from shared.ids import new_uuid
+from shared.models import profile_of
 
 OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
@@ -345,6 +347,18 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def model_line(config: Settings) -> str:
+    """Which model answers and how it is asked (its profile), on which backend."""
+    profile = profile_of(config.gemini_model)
+    backend = config.gemini_backend
+    if not profile.family.startswith("Gemini"):
+        return (
+            f"{config.gemini_model} is not in the table of supported models (shared/models.py): "
+            "asked with no thinking or logprobs parameter, bounded by max_output_tokens"
+        )
+    return f"{profile.summary(backend)} ({backend} backend)"
+
+
 def _use_local_model() -> GeminiTestServer:
     """Start the local development model and point this process's Gemini client at it."""
     from cli import local_model
@@ -390,6 +404,7 @@ def serve(port: int, local_model: bool = False) -> None:
                 "made up from each prompt's own data and carry model version evidencia-local"
             )
         _say(f"Gemini: {configured}")
+        _say(f"Gemini model: {model_line(settings())}")
         _say(f"Review console: {host.url}/ (sign in with a token: evidencia admin token create)")
         _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
         _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")

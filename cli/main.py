@@ -11,7 +11,7 @@ from importlib.metadata import version
 
 from cli import admin, deploy
 from cli.emulator import EmulatorError
-from cli.host import HostError
+from cli.host import HostError, model_line
 
 
 def parser() -> argparse.ArgumentParser:
@@ -77,6 +77,7 @@ def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
         else "not configured: set GEMINI_API_KEY (runs fail with not_configured until then), "
         "or serve with --local-model to see every flow complete with made-up answers"
     )
+    found["Gemini model"] = model_line(gemini)
     if as_json:
         print(json.dumps(found))
     else:

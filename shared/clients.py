@@ -97,7 +97,12 @@ def _gemini() -> genai.Client:
         client_args={"event_hooks": EVENT_HOOKS},
     )
     if config.gemini_use_vertex:
-        return genai.Client(http_options=options)
+        return genai.Client(
+            vertexai=True,
+            project=config.project_id,
+            location=config.gemini_location,
+            http_options=options,
+        )
     return genai.Client(api_key=config.gemini_api_key, http_options=options)
 
 

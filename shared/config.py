@@ -55,6 +55,7 @@ class Settings:
     project_id: str | None
     gemini_api_key: str | None
     gemini_use_vertex: bool
+    gemini_location: str
     gemini_model: str
     gemini_base_url: str | None
     gemini_timeout_ms: int
@@ -112,6 +113,7 @@ def load_settings() -> Settings:
         project_id=_project_id(),
         gemini_api_key=os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
         gemini_use_vertex=os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
+        gemini_location=os.environ.get("GOOGLE_CLOUD_LOCATION") or "global",
         gemini_model=os.environ.get("GEMINI_MODEL") or DEFAULT_MODEL,
         gemini_base_url=os.environ.get("GEMINI_BASE_URL") or None,
         gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 60_000),
