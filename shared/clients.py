@@ -6,6 +6,7 @@ emulator and at the Gemini protocol test server) and `reset_clients()` drops the
 
 from __future__ import annotations
 
+import sys
 import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -113,3 +114,6 @@ def reset_clients() -> None:
     settings.cache_clear()
     db.cache_clear()
     _gemini.cache_clear()
+    gemini_module = sys.modules.get("shared.gemini")
+    if gemini_module is not None:
+        gemini_module.forget_refusals()

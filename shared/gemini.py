@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 import tenacity
+from google.auth import exceptions as auth_exceptions
 from google.genai import errors, types
 
 from shared.clients import gemini
@@ -131,6 +132,11 @@ class Refusal:
 
 _REFUSED_LOGPROBS: set[str] = set()
 """Models this instance has seen refuse `responseLogprobs`: never asked for them again."""
+
+
+def forget_refusals() -> None:
+    """Ask every model for log-probabilities again (a new client, a changed setting)."""
+    _REFUSED_LOGPROBS.clear()
 
 
 def _scrub(text: str) -> str:
@@ -357,6 +363,9 @@ def generate_json(
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except TimeoutError as error:
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error), wire=wire) from error
+        except auth_exceptions.GoogleAuthError as error:
+            detail = _scrub(f"Gemini's credentials could not be used: {error}")[:DETAIL_LIMIT]
+            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except _transport_errors() as error:
             detail = f"Gemini was not reached: {type(error).__name__}"
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error

@@ -36,7 +36,7 @@ FAULTS = [
     ),
     Fault("connection_reset", lambda g: g.reset_connection(times=3), "provider_unavailable"),
     Fault("closed_port", lambda _server: None, "provider_unavailable", CLOSED_PORT),
-    Fault("429_then_success", lambda g: g.fail(429, retry_after="1"), None),
+    Fault("429_then_success", lambda g: g.quota("minute", delay_s=0.2), None),
     Fault("500s_then_success", lambda g: g.fail(500, times=2), None),
 ]
 FAULT_IDS = [fault.name for fault in FAULTS]

@@ -36,6 +36,7 @@ def use_vertex(configure: Configure, server: GeminiTestServer, folder: Path, mod
         GEMINI_API_KEY=None,
         GOOGLE_API_KEY=None,
         GOOGLE_GENAI_USE_VERTEXAI="true",
+        GOOGLE_CLOUD_PROJECT="demo-evidencia",
         GOOGLE_CLOUD_LOCATION="global",
         GOOGLE_APPLICATION_CREDENTIALS=str(credentials),
         GEMINI_MODEL=model,

@@ -129,17 +129,6 @@ def test_an_answer_outside_the_options_falls_back_to_the_default(configured: Con
     assert body["chain"][1]["evaluation"]["status"] == "invalid"
 
 
-def test_token_log_probabilities_give_the_probability_when_returned(configured: Connect) -> None:
-    text = '{"value": true, "probability": 0.5}'
-    tokens = [('{"value": ', -0.01), ("true", -0.105360516), (', "probability": 0.5}', -0.2)]
-    configured.world.gemini.answer_text(text, logprobs=tokens)
-    configured.start()
-    body = configured.frozen(1)
-    assert body["answer"]["probability"] == pytest.approx(0.9)
-    assert body["fullAnswer"]["probabilitySource"] == "logprobs"
-    assert body["outcome"] == "selected"
-
-
 def test_a_later_configuration_never_changes_an_earlier_evaluation(configured: Connect) -> None:
     configured.world.gemini.answer_json(answer(True, 0.95))
     configured.start()
