@@ -19,6 +19,7 @@ from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_tri
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.seeding import BENCH_ENV, seed
+from benchmarks.tokens import token_use
 
 
 def _stop(_signum: int, _frame: object) -> None:
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")
         host.start()
         results["pipeline"] = pipeline(seeded, host.url, 20)
+        _phase("Gemini tokens per analysis and the implicit cache's share (about 20 s)")
+        results["tokens"] = token_use(seeded, host.url)
     finally:
         if host.thread.is_alive():
             host.stop()

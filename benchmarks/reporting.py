@@ -101,6 +101,19 @@ def _growth_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _token_lines(tokens: dict[str, Any]) -> list[str]:
+    lines = ["Gemini tokens (default model's profile, local development model's answers):"]
+    for row in tokens["research"]:
+        lines.append(
+            f"  research run, {row['items']:>5} items: {row['tokens_per_run']:>7} tokens a run "
+            f"({row['input_tokens_per_run']} prompt); cached share of the prompt when the "
+            f"question repeats over the same evidence: {row['cached_share_repeated']:.0%}"
+        )
+    lines.append(f"  analysis of a 50-event session: {tokens['analysis_50_events']} tokens")
+    lines.append(f"  AgentConnect evaluation: {tokens['evaluation']} tokens")
+    return lines
+
+
 def _mcp_lines(mcp: dict[str, Any]) -> list[str]:
     warm, cold = mcp["warm"], mcp["cold"]
     return [
@@ -118,5 +131,6 @@ def table(results: dict[str, Any]) -> str:
             *_cold_lines(results["cold_start"]),
             *_mcp_lines(results["mcp"]),
             *_growth_lines(results),
+            *_token_lines(results["tokens"]),
         ]
     )

@@ -343,3 +343,28 @@ def test_doctor_reports_as_json_and_names_the_local_model_when_it_will_answer() 
         found = json.loads(done.stdout)
         assert {"Java", "Firestore emulator jar", "Gemini"} <= set(found)
         assert said in found["Gemini"]
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        (None, "gemini-3.8-flash (Gemini 3.8 Flash, ga): thinking_level LOW/MEDIUM/HIGH"),
+        ("gemini-2.5-flash", "RETIRED on the developer backend"),
+        ("gemini-9-experimental", "gemini-9-experimental is not in the table of supported models"),
+    ],
+)
+def test_doctor_names_the_model_and_how_its_profile_asks_it(model: str | None, said: str) -> None:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("FIRESTORE_EMULATOR_HOST", "GEMINI_MODEL")
+    }
+    if model:
+        env["GEMINI_MODEL"] = model
+    done = subprocess.run(
+        [str(EVIDENCIA), "doctor", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert said in json.loads(done.stdout)["Gemini model"]

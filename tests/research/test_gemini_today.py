@@ -128,3 +128,14 @@ def test_two_questions_over_one_conversation_share_the_evidence_prefix(
     evidence_tokens = sum(len(text) for text in long_texts) // 4
     assert second["cached_tokens"] >= evidence_tokens  # type: ignore[index]
     assert second["cached_tokens"] >= PROFILES[DEFAULT_MODEL].cache_min_tokens  # type: ignore[index]
+
+
+def test_a_model_not_in_the_table_is_asked_for_nothing_it_might_refuse(
+    research: Research, configure: Configure
+) -> None:
+    configure(GEMINI_MODEL="gemini-9-experimental")
+    failed_with(research, "provider_unavailable")
+    (sent,) = research.world.gemini.requests
+    config = sent.body["generationConfig"]
+    assert not {"thinkingConfig", "temperature", "responseLogprobs"} & set(config)
+    assert config["maxOutputTokens"] == 8192 + 4096
