@@ -82,7 +82,7 @@ def token_use(seed: Seed, host_url: str) -> dict[str, Any]:
         for snapshot in db().collection(f"orgs/{seed.org}/agents/{seed.agent}/evaluations").stream()
     ]
     return {
-        "research": [research_tokens(seed, host_url, items) for items in (10, 100)],
+        "research": [research_tokens(seed, host_url, items) for items in (10, 100, 1_000)],
         "analysis_50_events": round(
             sum(u["input_tokens"] + u["output_tokens"] for u in analyses) / max(len(analyses), 1)
         ),
