@@ -1,11 +1,14 @@
 """One way to ask Gemini for JSON that follows a schema, with every failure classified.
 
-The client is the cached one from `shared.clients`. Tries are made here, not by the
+The client is the cached one from `shared.clients`; the request is shaped by the
+configured model's profile (`shared.models`): its thinking setting, whether to ask for
+log-probabilities, whether to send a temperature. Tries are made here, not by the
 library, so that a job's deadline bounds them: `GEMINI_ATTEMPTS` tries in all, spaced by
-Gemini's own `Retry-After` when it sends one, else by exponential backoff from
-`GEMINI_INITIAL_DELAY_S`; no try starts, or waits, past the deadline. The answer is
-returned parsed but unchecked: callers validate it against the schema and against what
-is stored, because model output is untrusted.
+the delay Gemini names (`RetryInfo` in its error body, or a `Retry-After` header), else by
+exponential backoff from `GEMINI_INITIAL_DELAY_S`; no try starts, or waits, past the
+deadline, and a per-day quota or a configuration error (400, 403, 404) is not tried again.
+The answer is returned parsed but unchecked: callers validate it against the schema and
+against what is stored, because model output is untrusted.
 """
 
 from __future__ import annotations
@@ -53,14 +56,6 @@ class Usage:
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.thought_tokens + other.thought_tokens,
-        )
 
 
 NO_USAGE = Usage(0, 0)

@@ -69,8 +69,17 @@ def test_a_quota_refusal_s_status_and_message_reach_the_analysis(psy: Psychologi
     assert len(psy.world.gemini.requests) == 1
 
 
-def large_log(psy: Psychologist, events: int) -> None:
+def forty_chunk_log(psy: Psychologist, configure: Configure, lease_s: str, call_s: str) -> None:
+    """720 events under a 1,200-token input budget (about 40 chunks), analysed eight calls
+    at a time within `lease_s`, planning `call_s` for each call."""
+    configure(
+        PSYCHOLOGIST_INPUT_TOKEN_BUDGET="1200",
+        PSYCHOLOGIST_LEASE_SECONDS=lease_s,
+        PSYCHOLOGIST_CALL_CONCURRENCY="8",
+        PSYCHOLOGIST_CALL_SECONDS=call_s,
+    )
     log = Log()
+    events = 720
     for index in range(events):
         log.add("dev-api", "tool.call", task=f"T-{index % 7}", tool="pytest", note="x" * 40)
     for start in range(0, events, 500):
@@ -85,13 +94,7 @@ def test_a_forty_chunk_log_settles_within_its_lease_at_scaled_latency(
 ) -> None:
     """41 calls of 0.2 s each take 8.2 s one after the other, past the 5 s a 10 s lease
     leaves for Gemini; eight at a time they take about 1.2 s."""
-    configure(
-        PSYCHOLOGIST_INPUT_TOKEN_BUDGET="1200",
-        PSYCHOLOGIST_LEASE_SECONDS="10",
-        PSYCHOLOGIST_CALL_CONCURRENCY="8",
-        PSYCHOLOGIST_CALL_SECONDS="0.5",
-    )
-    large_log(psy, 720)
+    forty_chunk_log(psy, configure, lease_s="10", call_s="0.5")
     psy.world.gemini.latency_s = 0.2
     psy.world.gemini.respond_with(lambda _request: NOTHING_FOUND)
     body = psy.settled(psy.analyse(SESSION))
@@ -103,13 +106,7 @@ def test_a_forty_chunk_log_settles_within_its_lease_at_scaled_latency(
 def test_a_log_whose_calls_cannot_finish_inside_the_lease_fails_before_asking(
     psy: Psychologist, configure: Configure
 ) -> None:
-    configure(
-        PSYCHOLOGIST_INPUT_TOKEN_BUDGET="1200",
-        PSYCHOLOGIST_LEASE_SECONDS="60",
-        PSYCHOLOGIST_CALL_CONCURRENCY="8",
-        PSYCHOLOGIST_CALL_SECONDS="30",
-    )
-    large_log(psy, 720)
+    forty_chunk_log(psy, configure, lease_s="60", call_s="30")
     body = psy.settled(psy.analyse(SESSION))
     chunks = body["counts"]["chunks"]
     rounds = -(-chunks // 8) + 1

@@ -4,13 +4,14 @@ read from the error body, configuration errors, blocked prompts and the implicit
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from cli import local_model
 from shared.models import DEFAULT_MODEL, PROFILES
 from tests.api import Configure, document
-from tests.gemini import SERVED_ON_THE_DEVELOPER_API
+from tests.gemini import SERVED_ON_THE_DEVELOPER_API, use_vertex
 from tests.research.conftest import Research
 
 
@@ -139,3 +140,17 @@ def test_a_model_not_in_the_table_is_asked_for_nothing_it_might_refuse(
     config = sent.body["generationConfig"]
     assert not {"thinkingConfig", "temperature", "responseLogprobs"} & set(config)
     assert config["maxOutputTokens"] == 8192 + 4096
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite"])
+def test_vertex_ai_s_2_5_models_still_answer_with_a_thinking_budget(
+    research: Research, configure: Configure, tmp_path: Path, model: str
+) -> None:
+    use_vertex(configure, research.world.gemini, tmp_path, model)
+    research.world.gemini.respond_with(local_model.answer)
+    run_id = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["status"] == "completed", stored_run(research, run_id)
+    (sent,) = research.world.gemini.requests
+    assert sent.backend == "vertex"
+    assert sent.body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 4096}
+    assert sent.body["generationConfig"]["temperature"] == 0.0
