@@ -69,6 +69,18 @@ def transact(apply: Callable[[firestore.Transaction], T]) -> T:
     raise AssertionError("unreachable: the last try returns or raises")
 
 
+UNREACHABLE = (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
+
+
+def _unreachable(error: BaseException | None) -> bool:
+    """Whether Firestore could not be reached in time. A transaction that could not even
+    begin surfaces as the library's `ValueError` about rolling back a transaction with no
+    id, raised while it handled the unreachable error: that error is its context."""
+    if isinstance(error, UNREACHABLE):
+        return True
+    return isinstance(error, ValueError) and _unreachable(error.__context__)
+
+
 def store_fault(error: Exception) -> ApiError | None:
     """The API's answer to a Firestore fault: unreachable or out of time is `503`, a
     transaction that lost to contention `409`, both with `Retry-After`; None otherwise."""
@@ -78,9 +90,7 @@ def store_fault(error: Exception) -> ApiError | None:
             "The request met a concurrent change to the same data; retry it.",
             headers={"Retry-After": "1"},
         )
-    if isinstance(
-        error, (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
-    ):
+    if _unreachable(error):
         return ApiError(
             ErrorCode.UNAVAILABLE,
             "The database did not answer in time; retry shortly.",

@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
+from cli import local_model
+from shared.clients import db
+from shared.config import settings
 from tests.api import Configure
 from tests.research.conftest import Research
 
@@ -26,3 +31,24 @@ def test_with_firestore_unreachable_a_read_answers_503_within_seconds_and_the_ho
     assert reply.json()["request_id"] == reply.headers["x-request-id"]
     configure(FIRESTORE_EMULATOR_HOST=reachable)
     assert research.status(run_id).status_code == 200
+
+
+def test_a_transaction_that_cannot_even_begin_answers_503(
+    research: Research, configure: Configure, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the caller's grant remembered, ask's first call to an unreachable database is
+    BeginTransaction; the library's rollback of a transaction that never began raises
+    ValueError, which must not hide that the database is unreachable."""
+    reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
+    configure(AUTH_CACHE_SECONDS="60")
+    research.world.gemini.respond_with(local_model.answer)
+    assert research.ask().status_code == 202
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", "127.0.0.1:9")
+    monkeypatch.setenv("FIRESTORE_TIMEOUT_S", "1")
+    settings.cache_clear()
+    db.cache_clear()
+    for _ in range(3):
+        reply = research.ask()
+        assert reply.status_code == 503, reply.text
+        assert reply.headers["Retry-After"] == "5"
+    configure(FIRESTORE_EMULATOR_HOST=reachable)
