@@ -14,6 +14,7 @@ from cli.gemini_stand_in import GeminiTestServer
 from cli.host import LocalHost
 from shared.clients import CHANNEL_INTERCEPTORS, reset_clients
 from tests.api import Api, Configure, World
+from tests.firestore_indexes import Indexes, QueryRecorder, problems
 
 HOST_PORT = emulator_module.free_port()
 BASE_ENV = {
@@ -23,6 +24,28 @@ BASE_ENV = {
     "GEMINI_TIMEOUT_MS": "3000",
     "AUTH_CACHE_SECONDS": "0",
 }
+
+
+QUERIES = QueryRecorder()
+"""Every query the suite sends, for the index check at the end of the session."""
+CHANNEL_INTERCEPTORS.append(QUERIES)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a query the suite sent has no index in production, or a composite
+    index serves no query (so that deleting any index turns the check red). Only a whole
+    run checks: a selection of tests sends a selection of queries."""
+    whole = session.config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if exitstatus != 0 or not whole or session.config.option.keyword:
+        return
+    found = problems(QUERIES.queries, Indexes.load())
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        assert reporter is not None
+        reporter.write_line("Firestore index check (production's rules) failed:", red=True)
+        for problem in found:
+            reporter.write_line(f"  {problem}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

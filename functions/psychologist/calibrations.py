@@ -64,7 +64,9 @@ def _query(
         filters.append(FieldFilter("status", "==", status))
     for condition in filters:
         query = query.where(filter=condition)
-    return query
+    # Firestore would order the two inequality fields by name (confiancaPercent first);
+    # the declared indexes put createdAt first.
+    return query.order_by("createdAt").order_by("confiancaPercent")
 
 
 def _band(band: tuple[int, int], total: int, accepted: int, dismissed: int) -> Band:

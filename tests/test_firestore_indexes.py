@@ -1,0 +1,106 @@
+"""The index check applies production Firestore's rules; the whole suite's queries are
+checked against `firestore.indexes.json` at the end of every full run (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from google.cloud.firestore_v1 import FieldFilter
+
+from tests.firestore_indexes import Indexes, Shape, problems, shape_of
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def hypotheses() -> Any:
+    from shared.clients import db
+
+    return db().collection("projects/p/hypotheses")
+
+
+def index(group: str, *fields: tuple[str, str], scope: str = "COLLECTION") -> dict[str, Any]:
+    return {
+        "collectionGroup": group,
+        "queryScope": scope,
+        "fields": [{"fieldPath": f, "order": o} for f, o in fields],
+    }
+
+
+def indexes(tmp_path: Path, *composite: dict[str, Any], exempt: str | None = None) -> Indexes:
+    overrides: list[dict[str, Any]] = [
+        {"collectionGroup": "hypotheses", "fieldPath": exempt, "indexes": []}
+    ]
+    path = tmp_path / "indexes.json"
+    path.write_text(json.dumps({"indexes": list(composite), "fieldOverrides": overrides}))
+    return Indexes.load(path)
+
+
+def test_inequalities_without_an_order_are_ordered_by_field_name(emulator: object) -> None:
+    query = (
+        hypotheses()
+        .where(filter=FieldFilter("createdAt", ">=", NOW))
+        .where(filter=FieldFilter("confiancaPercent", ">=", 20))
+    )
+    assert shape_of(query._to_protobuf()) == Shape(
+        "hypotheses",
+        False,
+        frozenset(),
+        (("confiancaPercent", "ASCENDING"), ("createdAt", "ASCENDING")),
+    )
+
+
+def test_an_index_in_the_wrong_order_does_not_serve_two_inequalities(
+    emulator: object, tmp_path: Path
+) -> None:
+    query = (
+        hypotheses()
+        .where(filter=FieldFilter("createdAt", ">=", NOW))
+        .where(filter=FieldFilter("confiancaPercent", ">=", 20))
+    )
+    wrong = indexes(
+        tmp_path, index("hypotheses", ("createdAt", "ASCENDING"), ("confiancaPercent", "ASCENDING"))
+    )
+    assert problems([query._to_protobuf()], wrong)[0].startswith("no index serves")
+    ordered = query.order_by("createdAt").order_by("confiancaPercent")
+    assert problems([ordered._to_protobuf()], wrong) == []
+
+
+def test_equalities_alone_and_one_ordered_field_need_no_composite_index(
+    emulator: object, tmp_path: Path
+) -> None:
+    none = indexes(tmp_path)
+    equal = (
+        hypotheses()
+        .where(filter=FieldFilter("status", "==", "accepted"))
+        .where(filter=FieldFilter("agenteAlvo", "==", "a"))
+    )
+    ordered = hypotheses().order_by("createdAt", direction="DESCENDING")
+    assert problems([equal._to_protobuf(), ordered._to_protobuf()], none) == []
+    both = equal.order_by("createdAt")
+    assert problems([both._to_protobuf()], none)[0].startswith("no index serves")
+
+
+def test_a_collection_group_query_has_no_automatic_index(emulator: object, tmp_path: Path) -> None:
+    from shared.clients import db
+
+    group = db().collection_group("runs").where(filter=FieldFilter("lease_until", "<=", NOW))
+    assert problems([group._to_protobuf()], indexes(tmp_path))[0].startswith("no index serves")
+
+
+def test_an_exempted_field_serves_no_query(emulator: object, tmp_path: Path) -> None:
+    ordered = hypotheses().order_by("createdAt")
+    exempted = indexes(tmp_path, exempt="createdAt")
+    assert problems([ordered._to_protobuf()], exempted)[0].startswith("no index serves")
+
+
+def test_an_index_no_query_needs_is_named(emulator: object, tmp_path: Path) -> None:
+    unused = indexes(
+        tmp_path, index("hypotheses", ("status", "ASCENDING"), ("createdAt", "DESCENDING"))
+    )
+    assert problems([], unused) == [
+        "no query of the suite needs the index hypotheses "
+        "[('status', 'ASCENDING'), ('createdAt', 'DESCENDING')]"
+    ]
