@@ -205,3 +205,28 @@ def test_nan_and_infinity_cannot_be_stored_through_any_free_form_field(
         )
         assert [issue["path"] for issue in assert_api_error(reply, 400)["issues"]] == [where]
     assert all_documents() == before
+
+
+RESERVED = "__reserved__"
+"""Firestore refuses a document id of this form; the schemas refuse it first."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/projects/{p}/analyses/__reserved__",
+        "/projects/{p}/sessions/__reserved__/events?ids=" + ID,
+        "/projects/{p}/hypotheses/__reserved__/decisions",
+        "/projects/__reserved__/hypotheses",
+        "/v1/orgs/__reserved__/agents/" + UUID + "/model-evaluations",
+    ],
+)
+def test_a_reserved_document_id_in_a_path_is_refused_before_any_read(
+    api: Api, world: World, path: str
+) -> None:
+    project = world.tenant("project")
+    token = world.user(
+        project, "ada", "admin", capabilities=("agent:psychologist", "agent:connect")
+    )
+    reply = api.call("GET", path.format(p=project), token=token)
+    assert assert_api_error(reply, 400)["code"] == "invalid_request"

@@ -5,7 +5,7 @@ const TOKEN_KEY = "evidencia.token";
 
 // What the API accepts as ids, for the forms' own checks before a request is sent.
 export const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
-export const TENANT_ID = "[A-Za-z0-9_\\-]{1,128}";
+export const TENANT_ID = "(?!__.*__$)[A-Za-z0-9_\\-]{1,128}";
 
 export const session = {
   token: () => sessionStorage.getItem(TOKEN_KEY),
