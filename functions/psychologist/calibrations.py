@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 
 from functions.psychologist import store
 from functions.psychologist.documents import HypothesisStatus
+from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow
@@ -82,12 +83,20 @@ def _band(band: tuple[int, int], total: int, accepted: int, dismissed: int) -> B
     }
 
 
+def retained_since() -> datetime:
+    """Hypotheses created before this have expired: Firestore's TTL deletes them some time
+    after `expires_at`, and until then they must not be counted. Bounding `createdAt`
+    keeps the count on the indexes it has (`expires_at` is not indexed)."""
+    return utcnow() - timedelta(days=settings().psychologist_hypothesis_retention_days)
+
+
 def calibration(call: Call) -> Reply:
     project_id, agent = call.params["projectId"], call.params.get("agenteAlvo")
     end = parse_instant(call.params["to"]) if "to" in call.params else utcnow()
     start = parse_instant(call.params["from"]) if "from" in call.params else end - DEFAULT_WINDOW
     if start >= end:
         raise ApiError(ErrorCode.INVALID_REQUEST, "The window's from must come before its to.")
+    start = max(start, retained_since())
     queries = [
         _query(project_id, agent, (start, end), band, status)
         for band in BANDS

@@ -117,7 +117,7 @@ def ingest_events(call: Call) -> Reply:
         duplicates = repeats
         for event_id, event in batch.items():
             stored = snapshots[event_refs[event_id].path]
-            if not stored.exists:
+            if not stored.exists or is_expired(stored.to_dict() or {}, now):
                 fresh.append(event)
             elif stored.get("hash") == _canonical(event):
                 duplicates += 1
@@ -137,7 +137,8 @@ def ingest_events(call: Call) -> Reply:
                     "received_at": now,
                     "expires_at": expires,
                 }
-                transaction.create(event_refs[event["id"]], fields(stored_event))
+                # `set`: an expired event not yet deleted by the TTL is received anew.
+                transaction.set(event_refs[event["id"]], fields(stored_event))
         _track_session(transaction, session, current, fresh, now)
         return Reply({"accepted": len(fresh), "duplicates": duplicates})
 

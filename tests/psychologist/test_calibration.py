@@ -92,7 +92,8 @@ def test_one_agent_and_a_window_narrow_what_is_counted(psy: Psychologist) -> Non
     recent = calibration(psy, **{"from": since})
     assert [b["hypotheses"] for b in recent["bands"]] == [2, 1, 2, 0, 0]
     whole = calibration(psy, **{"from": iso(NOW - timedelta(days=365))})
-    assert sum(b["hypotheses"] for b in whole["bands"]) == len(LOG)
+    retained = [h for h in LOG if h[3] < 90]
+    assert sum(b["hypotheses"] for b in whole["bands"]) == len(retained) == len(LOG) - 1
 
 
 def test_the_counts_come_from_aggregation_queries_not_from_reading_hypotheses(
@@ -113,3 +114,14 @@ def test_a_window_that_ends_before_it_starts_is_refused(psy: Psychologist) -> No
     )
     assert reply.status_code == 400
     assert reply.json()["code"] == "invalid_request"
+
+
+def test_a_hypothesis_past_its_retention_is_not_counted_before_firestore_deletes_it(
+    psy: Psychologist,
+) -> None:
+    """Firestore's TTL deletes an expired document hours or days later; until then the
+    count must not see it, even in a window that reaches back that far."""
+    stored(psy, (90, "accepted", "dev-api", 1), (90, "accepted", "dev-api", 91))
+    body = calibration(psy, **{"from": iso(NOW - timedelta(days=120))})
+    assert rows(body)[4][:2] == (1, 1)
+    assert body["from"] >= iso(NOW - timedelta(days=90))

@@ -35,6 +35,27 @@ def test_resending_events_counts_duplicates_and_tracks_the_session(psy: Psycholo
     assert session["last_event_at"].isoformat().startswith("2026-11-01T09:00:02")
 
 
+def test_an_expired_event_not_yet_deleted_is_received_again_not_counted_a_duplicate(
+    psy: Psychologist,
+) -> None:
+    """Firestore's TTL deletes an expired event some time after `expires_at`; until then
+    the event is gone for every reader, so sending it again stores it again."""
+    event = Log().add("dev-api", "task.opened", task="T-1")
+    psy.ingest(SESSION, [event])
+    for snapshot in db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream():
+        snapshot.reference.update({"expires_at": utcnow()})
+    for snapshot in (
+        db().collection(f"projects/{psy.project}/sessions/{SESSION}/event_chunks").stream()
+    ):
+        snapshot.reference.update({"expires_at": utcnow()})
+    assert psy.ingest(SESSION, [event]).json() == {"accepted": 1, "duplicates": 0}
+    audit = psy.api.call(
+        "GET", psy.path(f"/sessions/{SESSION}/events?ids={event['id']}"), token=psy.viewer
+    )
+    assert audit.status_code == 200, audit.text
+    assert [found["id"] for found in audit.json()["events"]] == [event["id"]]
+
+
 def test_a_different_body_under_a_known_event_id_is_409_and_writes_nothing(
     psy: Psychologist,
 ) -> None:
