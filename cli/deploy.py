@@ -259,25 +259,58 @@ def _schedule_step(entry: Entry, target: Target) -> Step:
     )
 
 
+INDEX_WAIT_S = 1800
+"""How long the deploy waits for Firestore to build its indexes before it stops."""
+
+
+def _firebase_step(target: Target, firebase: Path, only: str) -> Step:
+    return Step(
+        [
+            "firebase",
+            "deploy",
+            f"--project={target.project}",
+            f"--config={firebase / 'firebase.json'}",
+            f"--only={only}",
+            "--non-interactive",
+        ]
+    )
+
+
+def _indexes_ready_step(target: Target) -> Step:
+    """Wait until no composite index is still being built: a query whose index is not
+    READY is refused (FAILED_PRECONDITION), so no function may serve before then."""
+    listing = shlex.join(
+        [
+            "gcloud",
+            "firestore",
+            "indexes",
+            "composite",
+            "list",
+            f"--project={target.project}",
+            "--format=value(state)",
+        ]
+    )
+    script = (
+        f"for _ in $(seq {INDEX_WAIT_S // 10}); do "
+        f"states=$({listing}) || exit 1; "
+        'printf %s "$states" | grep -qv READY || exit 0; sleep 10; done; '
+        f'echo "indexes not READY after {INDEX_WAIT_S} s" >&2; exit 1'
+    )
+    return Step(["bash", "-c", script])
+
+
 def plan(target: Target, out: Path, entries: tuple[Entry, ...] = ENTRIES) -> list[Step]:
-    """Every command, in order: identities, functions, invokers, schedules, data, routing."""
+    """Every command, in order: identities; rules and indexes, then a wait until every
+    index is READY; functions and who may invoke them; routing and the console; the
+    schedules last, so that nothing is called before what it calls exists."""
     source, firebase = out / "source", out / "firebase"
     steps = _identity_steps(target)
+    steps.append(_firebase_step(target, firebase, "firestore:rules,firestore:indexes"))
+    steps.append(_indexes_ready_step(target))
     steps += [_function_step(entry, target, source) for entry in entries]
     steps += [step for entry in entries for step in _invoker_steps(entry, target)]
+    steps.append(_firebase_step(target, firebase, "hosting"))
     steps += [_schedule_step(entry, target) for entry in entries if entry.schedule is not None]
-    steps.append(
-        Step(
-            [
-                "firebase",
-                "deploy",
-                f"--project={target.project}",
-                f"--config={firebase / 'firebase.json'}",
-                "--only=firestore:rules,firestore:indexes,hosting",
-                "--non-interactive",
-            ]
-        )
-    )
     return steps
 
 

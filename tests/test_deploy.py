@@ -214,6 +214,19 @@ def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
         for c in commands
     )
     invokers = [c for c in commands if "add-invoker-policy-binding" in c]
+    order = [
+        next(i for i, c in enumerate(commands) if predicate(c))
+        for predicate in (
+            lambda c: "--only=firestore:rules,firestore:indexes" in c,
+            lambda c: "gcloud firestore indexes composite list" in c,
+            lambda c: c.startswith("gcloud functions deploy"),
+            lambda c: "--only=hosting" in c,
+            lambda c: c.startswith("gcloud scheduler jobs"),
+        )
+    ]
+    assert order == sorted(order)
+    last_function = max(i for i, c in enumerate(commands) if c.startswith("gcloud functions"))
+    assert last_function < order[3] < order[4]
     triggers = [e for e in ENTRIES if e.kind == "trigger"]
     assert all(
         "evidencia-trigger@" in c for c in invokers if any(f" {e.name} " in c for e in triggers)
