@@ -20,14 +20,14 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from cachetools import TTLCache
 from google.cloud import firestore
 
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode
-from shared.ids import new_ulid
+from shared.ids import new_random_id
 from shared.retention import utcnow
 
 
@@ -50,6 +50,7 @@ TokenDocument = TypedDict(
         "token_expires_at": datetime | None,
         "revoked_at": datetime | None,
         "audience": dict[str, str] | None,
+        "expires_at": NotRequired[datetime],
     },
 )
 """`tokens/{token_id}`: what a token carries; the secret only as its hash."""
@@ -119,7 +120,7 @@ def token_document(
     audience: dict[str, str] | None = None,
 ) -> tuple[str, str, TokenDocument]:
     """A new token: (token shown once, token id, the document to store)."""
-    token_id = new_ulid()
+    token_id = new_random_id()
     secret = secrets.token_urlsafe(32)
     now = utcnow()
     document: TokenDocument = {
@@ -133,6 +134,9 @@ def token_document(
         "revoked_at": None,
         "audience": audience,
     }
+    if expires_in:
+        # Firestore's TTL deletes an expired token: the document is only its hash and grant.
+        document["expires_at"] = now + expires_in
     user_part = base64.urlsafe_b64encode(user_id.encode()).decode().rstrip("=")
     return f"evd_{token_id}_{secret}.{user_part}", token_id, document
 

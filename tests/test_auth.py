@@ -167,3 +167,37 @@ def test_a_token_made_before_tokens_named_their_user_still_works(
     world.member(workspace, "ana", "member")
     token, _ = world.token("ana")
     assert create(api, workspace, token.rsplit(".", 1)[0]).status_code == 201
+
+
+def test_tokens_have_random_keys_and_an_expiring_one_carries_its_ttl_field(
+    emulator: object,
+) -> None:
+    """Token ids do not grow with time (a burst of session tokens would write to one end of
+    the key range), and Firestore's TTL policy on `expires_at` deletes an expired token."""
+    from datetime import timedelta
+
+    from shared.auth import CredentialClass, create_token
+
+    made = [
+        create_token(
+            db(),
+            user_id="ana",
+            credential_class=CredentialClass.PERSONAL_ACCESS_TOKEN,
+            capabilities=["agent:research"],
+            tenants=None,
+            expires_in=timedelta(hours=1),
+        )[1]
+        for _ in range(12)
+    ]
+    assert made != sorted(made)
+    stored = document(f"tokens/{made[0]}")
+    assert stored["expires_at"] == stored["token_expires_at"]
+    _, forever = create_token(
+        db(),
+        user_id="ana",
+        credential_class=CredentialClass.PERSONAL_ACCESS_TOKEN,
+        capabilities=["agent:research"],
+        tenants=None,
+        expires_in=None,
+    )
+    assert "expires_at" not in document(f"tokens/{forever}")
