@@ -15,6 +15,7 @@ from cli.host import LocalHost
 from shared.clients import CHANNEL_INTERCEPTORS, reset_clients
 from tests.api import Api, Configure, World
 from tests.firestore_indexes import Indexes, QueryRecorder, problems
+from tests.firestore_sizes import CommitRecorder, oversized
 
 HOST_PORT = emulator_module.free_port()
 BASE_ENV = {
@@ -28,21 +29,26 @@ BASE_ENV = {
 
 QUERIES = QueryRecorder()
 """Every query the suite sends, for the index check at the end of the session."""
-CHANNEL_INTERCEPTORS.append(QUERIES)
+COMMITS = CommitRecorder()
+"""The largest document each collection group was written with, for the size check."""
+CHANNEL_INTERCEPTORS.extend([QUERIES, COMMITS])
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when a query the suite sent has no index in production, or a composite
-    index serves no query (so that deleting any index turns the check red). Only a whole
-    run checks: a selection of tests sends a selection of queries."""
-    whole = session.config.args_source == pytest.Config.ArgsSource.TESTPATHS
-    if exitstatus != 0 or not whole or session.config.option.keyword:
+    """Fail the run when a document the suite wrote is over Firestore's 1 MiB, when a query
+    it sent has no index in production, or when a composite index serves no query (so that
+    deleting any index turns the check red). Indexes are checked on a whole run only: a
+    selection of tests sends a selection of queries."""
+    if exitstatus != 0:
         return
-    found = problems(QUERIES.queries, Indexes.load())
+    found = [f"a document over Firestore's 1 MiB: {line}" for line in oversized(COMMITS)]
+    whole = session.config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if whole and not session.config.option.keyword:
+        found += problems(QUERIES.queries, Indexes.load())
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         assert reporter is not None
-        reporter.write_line("Firestore index check (production's rules) failed:", red=True)
+        reporter.write_line("Firestore checks (production's rules) failed:", red=True)
         for problem in found:
             reporter.write_line(f"  {problem}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
