@@ -35,7 +35,7 @@ from shared.config import Settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import log_request, request_id_of, werkzeug_rule
 from shared.ids import new_uuid
-from shared.models import profile_of
+from shared.models import PROFILES, profile_of
 
 OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
@@ -351,7 +351,7 @@ def model_line(config: Settings) -> str:
     """Which model answers and how it is asked (its profile), on which backend."""
     profile = profile_of(config.gemini_model)
     backend = config.gemini_backend
-    if not profile.family.startswith("Gemini"):
+    if profile.name not in PROFILES:
         return (
             f"{config.gemini_model} is not in the table of supported models (shared/models.py): "
             "asked with no thinking or logprobs parameter, bounded by max_output_tokens"

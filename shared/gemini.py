@@ -122,7 +122,7 @@ class Refusal:
         text = f"Gemini answered HTTP {self.code} {self.status}: {self.message}".strip()
         if self.daily_quota:
             text = f"Gemini's per-day quota {self.daily_quota} is used up; {text}"
-        return _scrub(text)[:DETAIL_LIMIT]
+        return scrub(text)[:DETAIL_LIMIT]
 
 
 _REFUSED_LOGPROBS: set[str] = set()
@@ -134,7 +134,8 @@ def forget_refusals() -> None:
     _REFUSED_LOGPROBS.clear()
 
 
-def _scrub(text: str) -> str:
+def scrub(text: str) -> str:
+    """`text` with the Gemini API key taken out."""
     key = settings().gemini_api_key
     return text.replace(key, "[redacted]") if key else text
 
@@ -359,7 +360,7 @@ def generate_json(
         except TimeoutError as error:
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error), wire=wire) from error
         except auth_exceptions.GoogleAuthError as error:
-            detail = _scrub(f"Gemini's credentials could not be used: {error}")[:DETAIL_LIMIT]
+            detail = scrub(f"Gemini's credentials could not be used: {error}")[:DETAIL_LIMIT]
             raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except _transport_errors() as error:
             detail = f"Gemini was not reached: {type(error).__name__}"
@@ -390,7 +391,7 @@ def _unfinished(candidate: types.Candidate, usage: Usage, output: Output) -> str
             f"{usage.thought_tokens} of the {limit} output tokens (the answer is too long)"
         )
     message = f": {candidate.finish_message}" if candidate.finish_message else ""
-    return _scrub(f"Gemini finished with {reason}{message}")[:DETAIL_LIMIT]
+    return scrub(f"Gemini finished with {reason}{message}")[:DETAIL_LIMIT]
 
 
 def _json_answer(response: types.GenerateContentResponse, wire: Wire, output: Output) -> JsonAnswer:

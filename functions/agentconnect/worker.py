@@ -56,7 +56,15 @@ from shared import jobs, logs
 from shared.answers import parse_strictly
 from shared.config import settings
 from shared.events import DocumentEvent
-from shared.gemini import FailureKind, GeminiError, Output, Usage, generate_json, model_schema
+from shared.gemini import (
+    FailureKind,
+    GeminiError,
+    Output,
+    Usage,
+    generate_json,
+    model_schema,
+    scrub,
+)
 from shared.jobs import Claim, Job, JobGoneError, Snapshots
 from shared.jsonbody import JsonObject
 from shared.prompts import fenced
@@ -133,14 +141,9 @@ def _prompt(step: Step, title: str, session_input: JsonObject) -> str:
     return "\n".join(lines)
 
 
-def _scrub(text: str) -> str:
-    key = settings().gemini_api_key
-    return text.replace(key, "[redacted]") if key else text
-
-
 def clip(text: str) -> Clipped:
     limit = settings().agentconnect_raw_text_limit
-    text = _scrub(text)
+    text = scrub(text)
     return {"text": text[:limit], "truncated": len(text) > limit}
 
 
@@ -205,7 +208,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             elapsed,
             reply.wire.request,
             reply.wire.response,
-            detail=f"answered {_scrub(reply.text[:200])!r}",
+            detail=f"answered {scrub(reply.text[:200])!r}",
         )
     measured = value_probability(reply.text, reply.logprobs)
     source = "model_estimate"

@@ -183,14 +183,14 @@ def _unfinishable(calls: list[ModelCall], deadline: datetime) -> str | None:
     chunks go `PSYCHOLOGIST_CALL_CONCURRENCY` at a time, then one call combines them,
     each given `PSYCHOLOGIST_CALL_SECONDS`."""
     config = settings()
-    rounds = -(-len(calls) // config.psychologist_call_concurrency) + (len(calls) > 1)
+    combining = int(len(calls) > 1)
+    rounds = -(-len(calls) // config.psychologist_call_concurrency) + combining
     needed = rounds * config.psychologist_call_seconds
     left = (deadline - utcnow()).total_seconds()
     if needed <= left:
         return None
-    planned = len(calls) + (len(calls) > 1)
     return (
-        f"the log needs {planned} Gemini calls in {rounds} rounds of at most "
+        f"the log needs {len(calls) + combining} Gemini calls in {rounds} rounds of at most "
         f"{config.psychologist_call_concurrency} at once, {needed:.0f} s at "
         f"{config.psychologist_call_seconds:g} s a call, and only {left:.0f} s of the lease "
         f"are left"
