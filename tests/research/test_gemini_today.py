@@ -154,3 +154,16 @@ def test_vertex_ai_s_2_5_models_still_answer_with_a_thinking_budget(
     assert sent.backend == "vertex"
     assert sent.body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 4096}
     assert sent.body["generationConfig"]["temperature"] == 0.0
+
+
+def test_credentials_that_cannot_be_used_fail_the_run_saying_so(
+    research: Research, configure: Configure, tmp_path: Path
+) -> None:
+    use_vertex(configure, research.world.gemini, tmp_path, "gemini-2.5-flash")
+    credentials = tmp_path / "credentials.json"
+    broken = json.loads(credentials.read_text()) | {"token_url": "http://127.0.0.1:9/token"}
+    credentials.write_text(json.dumps(broken))
+    stored = failed_with(research, "provider_unavailable")
+    reason = stored["rejected"][0]["reason"]  # type: ignore[index]
+    assert reason.startswith("Gemini's credentials could not be used: ")
+    assert research.world.gemini.requests == []
