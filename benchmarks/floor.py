@@ -10,7 +10,6 @@ from typing import Any
 import flask
 import functions_framework
 from google.cloud import firestore
-from google.cloud.firestore_v1 import FieldFilter
 
 from shared.clients import firestore_client
 
@@ -73,21 +72,21 @@ def floor_evaluation(request: flask.Request) -> flask.Response:
 def floor_ask(request: flask.Request) -> flask.Response:
     body = request.get_json()
     ws = _db().collection("workspaces").document(body["workspace_id"])
-    ws.collection("runs").where(
-        filter=FieldFilter("status", "in", ["queued", "processing"])
-    ).count().get()
     conversation = ws.collection("conversations").document(body["conversation_id"])
-
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> None:
-        current = next(iter(_db().get_all([conversation], transaction=transaction))).to_dict() or {}
-        transaction.create(
-            ws.collection("runs").document(),
-            {"status": "queued", "conversation_id": conversation.id},
-        )
-        transaction.update(conversation, {"run_count": current["run_count"] + 1})
-
-    apply(_db().transaction())
+    slots = [ws.collection("slots").document(str(k)) for k in range(5)]
+    usage = [ws.collection("usage").document(str(k)) for k in range(8)]
+    read = {s.reference.path: s for s in _db().get_all([conversation, *slots, *usage])}
+    current = read[conversation.path]
+    run = ws.collection("runs").document()
+    batch = _db().batch()
+    batch.create(run, {"status": "queued", "conversation_id": conversation.id})
+    batch.set(slots[0], {"run_id": run.id})
+    batch.update(
+        conversation,
+        {"run_count": (current.to_dict() or {})["run_count"] + 1},
+        option=_db().write_option(last_update_time=current.update_time),
+    )
+    batch.commit()
     return _json({"ok": True}, 202)
 
 

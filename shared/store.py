@@ -69,6 +69,51 @@ def transact(apply: Callable[[firestore.Transaction], T]) -> T:
     raise AssertionError("unreachable: the last try returns or raises")
 
 
+PRECONDITION_LOST = (exceptions.AlreadyExists, exceptions.FailedPrecondition, exceptions.NotFound)
+"""How a commit conditioned on what it read fails when another writer came first."""
+
+
+def commit_if_unchanged(plan: Callable[[firestore.WriteBatch], T]) -> T:
+    """Read, decide and write without a transaction: `plan` reads what it needs, adds its
+    writes to the batch, each conditioned on the document as it was read (see
+    `write_if_unchanged`), and returns the answer. The batch commits atomically; when a
+    condition fails another writer came first, and `plan` runs again on fresh reads after
+    a random backoff. No read takes a lock, so requests that read the same documents
+    never wait for each other, and only a writer that changed them makes another retry.
+
+    After `TRANSACTION_TRIES` the loss is raised as contention (the API answers 409)."""
+    for attempt in range(TRANSACTION_TRIES):
+        batch = db().batch()
+        result = plan(batch)
+        if len(batch) == 0:
+            return result
+        try:
+            batch.commit()
+        except PRECONDITION_LOST:
+            ceiling = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**attempt)
+            time.sleep(random.uniform(0, ceiling))  # noqa: S311 - jitter, not a secret
+        else:
+            return result
+    raise exceptions.Aborted("Every conditioned commit lost to a concurrent writer.")  # type: ignore[no-untyped-call]
+
+
+def unchanged_since(snapshot: firestore.DocumentSnapshot[Any]) -> Any:
+    """The write option that holds a write to the document as `snapshot` read it."""
+    return db().write_option(last_update_time=snapshot.update_time)
+
+
+def write_if_unchanged(
+    batch: firestore.WriteBatch, snapshot: firestore.DocumentSnapshot[Any], data: Changes
+) -> None:
+    """Write every field of `data` to the document `snapshot` read, if it is still as read:
+    created when it was missing, else updated (a superseded one, such as an expired
+    Idempotency-Key, is taken over)."""
+    if snapshot.exists:
+        batch.update(snapshot.reference, data, option=unchanged_since(snapshot))
+    else:
+        batch.create(snapshot.reference, data)
+
+
 UNREACHABLE = (exceptions.RetryError, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
 
 

@@ -123,11 +123,12 @@ class Conversation(TypedDict):
     updated_at: NotRequired[datetime]
 
 
-class Workspace(TypedDict, total=False):
-    """`workspaces/{ws}`: written only by merges, so every field may be missing."""
+class Slot(TypedDict):
+    """`workspaces/{ws}/slots/{k}`: one of the workspace's active-run slots."""
 
-    tokens_used: int
-    active_runs: dict[str, datetime]
+    run_id: str
+    until: datetime
+    """When the slot frees itself even if its run never settles."""
 
 
 class Asker(TypedDict):

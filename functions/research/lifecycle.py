@@ -18,11 +18,9 @@ def end(
     job: Job,
     code: str | None = None,
 ) -> None:
-    """Fail the run (by default as readers now see it) and free its slot."""
-    run = cast(Run, job)
-    shown = code or effective_state(run)[1] or UNCONFIRMED
+    """Fail the run (by default as readers now see it), which frees its slot."""
+    shown = code or effective_state(cast(Run, job))[1] or UNCONFIRMED
     transaction.update(ref, failed(shown))
-    store.update_workspace(transaction, run["workspace_id"], release=ref.id)
 
 
 LIFECYCLE = Lifecycle(

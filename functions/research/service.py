@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -21,7 +22,7 @@ from functions.research.documents import (
     Remembered,
     Run,
     RunStatus,
-    Workspace,
+    Slot,
 )
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import (
@@ -40,7 +41,14 @@ from shared.http import Call, Reply
 from shared.ids import new_uuid
 from shared.jsonbody import JsonObject
 from shared.retention import expires_at, is_expired, utcnow
-from shared.store import Changes, fields, transact
+from shared.store import (
+    Changes,
+    commit_if_unchanged,
+    fields,
+    transact,
+    unchanged_since,
+    write_if_unchanged,
+)
 
 SWEEP_BATCH = 200
 
@@ -258,18 +266,16 @@ def _rate_limited() -> ApiError:
     )
 
 
-def _replay(
-    workspace_id: str, remembered: Remembered, body_hash: str, revision: int | None = None
-) -> Reply:
+def _replay(workspace_id: str, remembered: Remembered, body_hash: str) -> Reply:
     """The answer an earlier ask with the same Idempotency-Key gave, read again."""
     if remembered["request_hash"] != body_hash:
         raise conflict("This Idempotency-Key was used with a different request.")
     run = cast(Run, _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run"))
-    shown = run["conversation_revision"] if revision is None else revision
-    logs.bind(run_id=remembered["run_id"])
-    return Reply(
-        {"run": run_view(remembered["run_id"], run), "conversation_revision": shown}, status=202
-    )
+    return _accepted(remembered["run_id"], run, run["conversation_revision"])
+
+
+def _accepted(run_id: str, run: Run, revision: int) -> Reply:
+    return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
 
 
 def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> Remembered | None:
@@ -277,17 +283,34 @@ def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> Remembered 
     return cast(Remembered, data) if data is not None and not is_expired(data) else None
 
 
-def _open_slots(workspace: Workspace, now: datetime) -> tuple[int, list[str]]:
-    """(runs holding a slot, runs whose slot freed itself by time)."""
-    slots = workspace.get("active_runs") or {}
-    stale = [run_id for run_id, until in slots.items() if until <= now]
-    return len(slots) - len(stale), stale
+def _holds_slot(run: Run | None, now: datetime) -> bool:
+    return (
+        run is not None
+        and run["status"] in (RunStatus.QUEUED, RunStatus.PROCESSING)
+        and not LIFECYCLE.stuck(run, now)
+    )
+
+
+def _free_slot(
+    workspace_id: str, slots: list[firestore.DocumentSnapshot[Any]], now: datetime
+) -> firestore.DocumentSnapshot[Any] | None:
+    """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
+    one; None when every slot is held. When every slot is still within its time, the
+    runs they name are read, in one more round trip, to find those already settled."""
+    held = {s.id: cast(Slot, s.to_dict()) for s in slots if s.exists}
+    free = [s for s in slots if s.id not in held or held[s.id]["until"] <= now]
+    if not free:
+        refs = {k: store.run_ref(workspace_id, slot["run_id"]) for k, slot in held.items()}
+        runs = {s.reference.path: s.to_dict() for s in db().get_all(list(refs.values()))}
+        free = [s for s in slots if not _holds_slot(cast(Run | None, runs[refs[s.id].path]), now)]
+    return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
 
 
 def ask(call: Call) -> Reply:
-    """Queue a run. The active-run limit, the token budget, the conversation's run count
-    and the Idempotency-Key are all checked and changed in the transaction that creates
-    the run; a replayed key is answered from reads alone."""
+    """Queue a run. One batched read (conversation, Idempotency-Key, active-run slots,
+    token counters) and one commit that holds only if none of what it changed changed
+    since: the run, a free slot, the conversation's run count and the key. A replayed key
+    is answered from reads alone; asks lost to a concurrent one read again."""
     workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
     key = _idempotency_key(call)
     body_hash = _request_hash(call.body)
@@ -296,50 +319,45 @@ def ask(call: Call) -> Reply:
         if key
         else None
     )
-    if key_ref is not None:
-        remembered = _remembered(key_ref.get())
-        if remembered is not None:
-            return _replay(workspace_id, remembered, body_hash)
     conversation = store.conversation_ref(workspace_id, conversation_id)
-    workspace = store.workspace_ref(workspace_id)
     config = settings()
+    slot_refs = store.slot_refs(workspace_id, config.research_max_active_runs_per_workspace)
+    usage_refs = store.usage_refs(workspace_id)
 
-    def apply(transaction: firestore.Transaction) -> Reply | tuple[str, Run, int]:
-        refs = [conversation, workspace] + ([key_ref] if key_ref else [])
-        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = _live_conversation(snapshots[conversation.path])
+    def plan(batch: firestore.WriteBatch) -> Reply:
+        refs = [conversation, *([key_ref] if key_ref else []), *slot_refs, *usage_refs]
+        snapshots = {s.reference.path: s for s in db().get_all(refs)}
+        holder = snapshots[conversation.path]
+        current = _live_conversation(holder)
         remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
         if remembered is not None:
-            return _replay(workspace_id, remembered, body_hash, current["revision"])
+            return _replay(workspace_id, remembered, body_hash)
         now = utcnow()
-        counters = cast(Workspace, snapshots[workspace.path].to_dict() or {})
-        active, stale = _open_slots(counters, now)
         run_id = new_uuid()
-        run = _new_run(call, current, counters.get("tokens_used", 0))
-        slots: Changes = dict.fromkeys(stale, firestore.DELETE_FIELD)
+        run = _new_run(call, current, store.tokens_used(snapshots[r.path] for r in usage_refs))
         if run["status"] == RunStatus.QUEUED:
-            if active >= config.research_max_active_runs_per_workspace:
+            slot = _free_slot(workspace_id, [snapshots[r.path] for r in slot_refs], now)
+            if slot is None:
                 raise _rate_limited()
-            slots[run_id] = jobs.queue_deadline(run) + timedelta(
-                seconds=config.research_lease_seconds
-            )
-        if slots:
-            transaction.set(workspace, {store.ACTIVE_RUNS: slots}, merge=True)
-        transaction.create(store.run_ref(workspace_id, run_id), fields(run))
-        transaction.update(conversation, {"run_count": current["run_count"] + 1})
+            until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)
+            taken: Slot = {"run_id": run_id, "until": until}
+            write_if_unchanged(batch, slot, fields(taken))
+        batch.create(store.run_ref(workspace_id, run_id), fields(run))
+        batch.update(
+            conversation, {"run_count": current["run_count"] + 1}, option=unchanged_since(holder)
+        )
         if key_ref is not None:
-            transaction.set(
-                key_ref,
-                {"run_id": run_id, "request_hash": body_hash, "expires_at": run["expires_at"]},
-            )
-        return run_id, run, current["revision"]
+            remember: Remembered = {
+                "run_id": run_id,
+                "request_hash": body_hash,
+                "expires_at": run["expires_at"],
+            }
+            write_if_unchanged(batch, snapshots[key_ref.path], fields(remember))
+        return _accepted(run_id, run, current["revision"])
 
-    created = transact(apply)
-    if isinstance(created, Reply):
-        return created
-    run_id, run, revision = created
-    logs.bind(run_id=run_id)
-    return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
+    reply = commit_if_unchanged(plan)
+    logs.bind(run_id=reply.body["run"]["id"])
+    return reply
 
 
 def _run_in_conversation(call: Call, snapshot: firestore.DocumentSnapshot[Any]) -> Run:
@@ -411,7 +429,6 @@ def cancel(call: Call) -> Reply:
             "cancelled_at": utcnow(),
         }
         transaction.update(run_ref, changes)
-        store.update_workspace(transaction, call.body["workspace_id"], release=run_ref.id)
         return cast(Run, {**run, **changes})
 
     run = transact(apply)

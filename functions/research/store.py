@@ -1,6 +1,7 @@
 """Where research data lives in Firestore.
 
-workspaces/{ws}                                   `tokens_used` (Gemini tokens), `active_runs`
+workspaces/{ws}/slots/{k}                         an active-run slot: its run, until when
+workspaces/{ws}/usage/{shard}                     `tokens_used`: Gemini tokens, one shard
 workspaces/{ws}/conversations/{c}                 title, revision, run_count, expires_at
 workspaces/{ws}/conversations/{c}/evidence/{e}    text, source, revision
 workspaces/{ws}/runs/{r}                          one run; the assistant message lives in it
@@ -9,6 +10,8 @@ workspaces/{ws}/idempotency/{sha256(user, key)}   the run an Idempotency-Key cre
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from google.cloud import firestore
@@ -19,10 +22,6 @@ from shared.store import collection, document
 RUNS = "runs"
 
 WORKSPACES = "workspaces"
-
-
-def workspace_ref(workspace_id: str) -> firestore.DocumentReference:
-    return document(WORKSPACES, workspace_id)
 
 
 def conversation_ref(workspace_id: str, conversation_id: str) -> firestore.DocumentReference:
@@ -66,23 +65,39 @@ def revision_field(evidence_id: str) -> str:
     return FieldPath(EVIDENCE_REVISIONS, evidence_id).to_api_repr()
 
 
-ACTIVE_RUNS = "active_runs"
-"""On the workspace document: {run id: when its slot frees itself}, one entry per run
-queued or processing. Asks check and fill it in the transaction that creates the run."""
+SLOTS = "slots"
+"""`workspaces/{ws}/slots/{0 … limit-1}`: `{run_id, until}`. A slot is free when it is
+missing, past `until`, or its run is no longer queued or processing, so nothing releases
+it: an ask takes a free slot by a commit conditioned on the slot as it read it."""
+
+USAGE = "usage"
+USAGE_SHARDS = 8
+"""Gemini tokens are counted on this many documents per workspace, each run on one chosen
+by its id, so finishing runs spread their writes (Firestore sustains about one write per
+second on one document); an ask reads all of them in the read it makes anyway."""
 
 
-def update_workspace(
-    transaction: firestore.Transaction,
-    workspace_id: str,
-    *,
-    tokens: int = 0,
-    release: str | None = None,
+def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
+    return [document(WORKSPACES, workspace_id, SLOTS, str(k)) for k in range(count)]
+
+
+def usage_refs(workspace_id: str) -> list[firestore.DocumentReference]:
+    return [document(WORKSPACES, workspace_id, USAGE, str(k)) for k in range(USAGE_SHARDS)]
+
+
+def usage_ref(workspace_id: str, run_id: str) -> firestore.DocumentReference:
+    shard = int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16) % USAGE_SHARDS
+    return document(WORKSPACES, workspace_id, USAGE, str(shard))
+
+
+def tokens_used(shards: Iterable[firestore.DocumentSnapshot[Any]]) -> int:
+    return sum(int((shard.to_dict() or {}).get("tokens_used", 0)) for shard in shards)
+
+
+def count_tokens(
+    transaction: firestore.Transaction, workspace_id: str, run_id: str, tokens: int
 ) -> None:
-    """Count Gemini tokens and free a run's slot, in one write of the workspace document."""
-    changes: dict[str, Any] = {}
+    """Add a run's Gemini tokens to its usage shard: a blind write, so it never contends."""
     if tokens:
-        changes["tokens_used"] = firestore.Increment(tokens)
-    if release is not None:
-        changes[ACTIVE_RUNS] = {release: firestore.DELETE_FIELD}
-    if changes:
-        transaction.set(workspace_ref(workspace_id), changes, merge=True)
+        counter = {"tokens_used": firestore.Increment(tokens)}
+        transaction.set(usage_ref(workspace_id, run_id), counter, merge=True)

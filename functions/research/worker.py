@@ -32,7 +32,6 @@ from functions.research.documents import (
     Run,
     RunStatus,
     TokenUsage,
-    Workspace,
 )
 from functions.research.prompts import build_prompt
 from functions.research.views import effective_state
@@ -102,12 +101,13 @@ def _preflight(run: Run) -> str | None:
     """Why the run cannot start (access, budget), read in one round trip; None when it can."""
     client = db()
     grant = asker_grant(run)
-    workspace = store.workspace_ref(run["workspace_id"])
-    snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), workspace])}
+    usage = store.usage_refs(run["workspace_id"])
+    snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), *usage])}
     if not grant.holds(snapshots, client):
         return FailureCode.ACCESS_CHANGED
-    used = cast(Workspace, snapshots[workspace.path].to_dict() or {}).get("tokens_used", 0)
-    if used >= settings().research_workspace_token_budget:
+    if store.tokens_used(snapshots[ref.path] for ref in usage) >= (
+        settings().research_workspace_token_budget
+    ):
         return FailureCode.BUDGET_EXHAUSTED
     return None
 
@@ -193,12 +193,7 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
     ) -> str:
         current = cast(Run | None, job)
         running = current is not None and current["status"] == RunStatus.PROCESSING
-        store.update_workspace(
-            transaction,
-            workspace_id,
-            tokens=outcome.usage.total,
-            release=run_id if running else None,
-        )
+        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
         if current is None or not running:
             return current["status"] if current else "missing"
         common: Changes = {

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cli.gemini_stand_in import cited_research_answer
+from shared.clients import db
 from tests.api import Api, World, wait_for
 
 TERMINAL = {"completed", "failed", "cancelled", "expired"}
@@ -48,6 +49,11 @@ class Research:
 
         result: dict[str, Any] = wait_for(done)
         return result
+
+    def tokens_used(self) -> int:
+        """The workspace's Gemini tokens, summed over its usage shards as asks read them."""
+        shards = db().collection(f"workspaces/{self.workspace}/usage").stream()
+        return sum((shard.to_dict() or {}).get("tokens_used", 0) for shard in shards)
 
     def upsert(self, items: list[dict[str, Any]]) -> Any:
         return self.api.post("/research-api/evidence/upsert", self.body(items=items), self.member)

@@ -52,8 +52,7 @@ def test_budget_exhausted_once_the_workspace_spent_its_tokens(
     research.world.gemini.answer_json(research.answer(), usage=(120, 40), thoughts=0)
     first = research.settled(research.ask().json()["run"]["id"])
     assert first["run"]["status"] == "completed"
-    workspace = document(f"workspaces/{research.workspace}")
-    assert workspace["tokens_used"] == 160
+    assert research.tokens_used() == 160
     failed_with(research, "budget_exhausted")
     assert len(research.world.gemini.requests) == 1
 
@@ -242,12 +241,7 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
         "cancelled",
         None,
     )
-    wait_for(
-        lambda: (
-            (document(f"workspaces/{research.workspace}") or {}).get("tokens_used")
-            == research.world.gemini.reported_tokens()
-        )
-    )
+    wait_for(lambda: research.tokens_used() == research.world.gemini.reported_tokens())
     assert stored_run(research, run_id)["message"] is None
 
 

@@ -46,8 +46,7 @@ def test_tokens_spent_on_a_failed_answer_are_counted(research: Research) -> None
     research.world.gemini.finish("SAFETY")
     body = research.settled(research.ask().json()["run"]["id"])
     assert body["run"]["failure_code"] == "generation_unconfirmed"
-    workspace = document(f"workspaces/{research.workspace}")
-    assert workspace["tokens_used"] == research.world.gemini.reported_tokens()
+    assert research.tokens_used() == research.world.gemini.reported_tokens()
 
 
 def test_an_unexpected_worker_fault_settles_the_run_as_failed(research: Research) -> None:
@@ -80,8 +79,7 @@ def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
         "generation_unconfirmed",
     )
     assert research.status(run_id).json()["message"] is None
-    workspace = document(f"workspaces/{research.workspace}")
-    assert workspace["tokens_used"] == research.world.gemini.reported_tokens()
+    assert research.tokens_used() == research.world.gemini.reported_tokens()
 
 
 def test_the_sweep_settles_runs_stuck_processing_or_queued(research: Research) -> None:

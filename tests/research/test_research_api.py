@@ -142,7 +142,7 @@ def test_the_same_idempotency_key_returns_the_same_run(research: Research) -> No
     assert reused.status_code == 409
 
 
-def test_ask_is_rate_limited_when_the_workspace_has_too_many_active_runs(
+def test_ask_is_rate_limited_while_the_workspace_has_too_many_active_runs_and_admitted_after(
     research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="1")
@@ -154,6 +154,10 @@ def test_ask_is_rate_limited_when_the_workspace_has_too_many_active_runs(
     assert limited.headers["Retry-After"] == "30"
     assert limited.json()["code"] == "rate_limited"
     research.settled(first.json()["run"]["id"])
+    research.world.gemini.answer_json(research.answer())
+    after = research.ask()
+    assert after.status_code == 202, after.text
+    research.settled(after.json()["run"]["id"])
 
 
 def test_status_is_valid_against_the_contract_while_queued_and_processing(
