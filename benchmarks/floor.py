@@ -98,14 +98,11 @@ def floor_ingest(request: flask.Request) -> flask.Response:
     )
     events = request.get_json()["events"]
     refs = [session.collection("events").document(e["id"]) for e in events]
-
-    @firestore.transactional
-    def apply(transaction: firestore.Transaction) -> int:
-        found = {s.id: s for s in _db().get_all([session, *refs], transaction=transaction)}
-        fresh = [e for e in events if not found[e["id"]].exists]
-        for event in fresh:
-            transaction.create(session.collection("events").document(event["id"]), {"event": event})
-        transaction.set(session, {"event_count": len(fresh)}, merge=True)
-        return len(fresh)
-
-    return _json({"accepted": apply(_db().transaction())})
+    found = {s.id: s for s in _db().get_all([session, *refs])}
+    fresh = [e for e in events if not found[e["id"]].exists]
+    batch = _db().batch()
+    for event in fresh:
+        batch.create(session.collection("events").document(event["id"]), {"event": event})
+    batch.set(session, {"event_count": firestore.Increment(len(fresh))}, merge=True)
+    batch.commit()
+    return _json({"accepted": len(fresh)})

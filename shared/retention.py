@@ -34,3 +34,16 @@ def iso(moment: datetime) -> str:
 def parse_instant(text: str) -> datetime:
     """An RFC 3339 timestamp (as the schemas' `date-time` admits) as an aware datetime."""
     return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(moment: datetime) -> int:
+    """An instant as whole microseconds since the epoch: a number, so that Firestore's
+    `Minimum` and `Maximum` transforms can keep the earliest and latest of many writes."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(micros: int) -> datetime:
+    return EPOCH + timedelta(microseconds=micros)

@@ -95,6 +95,7 @@ def _log() -> tuple[Session, list[Event]]:
         "agents": ["dev-api"],
         "event_count": len(events),
         "created_at": start,
+        "last_seen_at": start,
     }
     return session, events
 

@@ -37,7 +37,9 @@ HOLDS_TEXT = {
 """Titles, evidence, questions, answers, event data, model hypotheses and rejected output,
 decision reasons, session inputs and raw provider texts."""
 NO_TEXT = {
-    "workspaces": "token and active-run counters; a tenant's operator-given name",
+    "workspaces": "a tenant's operator-given name",
+    "slots": "which run holds an active-run slot, and until when",
+    "usage": "a shard of a workspace's Gemini token count",
     "projects": "a tenant's operator-given name",
     "orgs": "a tenant's operator-given name",
     "members": "roles",

@@ -55,7 +55,7 @@ class Event(TypedDict):
 
 
 class StoredEvent(TypedDict):
-    """`projects/{p}/sessions/{s}/events/{eventId}`: what makes ingestion idempotent and
+    """`projects/{p}/sessions/{s}/events/{sha256(eventId)}`: what makes ingestion idempotent and
     the audit read possible. The event itself lives once, in its chunk; events stored
     before chunks were referenced carry it here as `event`."""
 
@@ -81,9 +81,11 @@ class Session(TypedDict):
     agents: list[str]
     event_count: int
     created_at: datetime
-    first_event_at: NotRequired[datetime | None]
-    last_event_at: NotRequired[datetime | None]
-    last_seen_at: NotRequired[datetime]
+    first_event_micros: NotRequired[int]
+    """The earliest event's `at`, in microseconds since the epoch (see `to_micros`)."""
+    last_event_micros: NotRequired[int]
+    last_seen_at: datetime
+    """When a batch last arrived, moved at most once per heartbeat interval."""
     cause: NotRequired[str | None]
     ended_at: NotRequired[datetime]
     analysis_id: NotRequired[str | None]

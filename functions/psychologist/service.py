@@ -38,9 +38,9 @@ from shared.clients import db
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, Issue, conflict, not_found
 from shared.http import Call, Reply
-from shared.ids import new_ulid
-from shared.retention import is_expired, parse_instant, utcnow
-from shared.store import Changes, fields, transact
+from shared.ids import new_random_id, new_ulid
+from shared.retention import is_expired, parse_instant, to_micros, utcnow
+from shared.store import Changes, commit_if_unchanged, fields, transact, write_if_unchanged
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
@@ -97,19 +97,22 @@ def event_chunks(events: list[Event]) -> list[list[tuple[Event, str]]]:
 
 
 def ingest_events(call: Call) -> Reply:
+    """Store a batch of events, each once. One batched read (the session and the events'
+    documents) and one commit that creates each new event's document only if it is still
+    absent and counts the batch on the session by server-side transforms, so overlapping
+    batches into one session never wait on each other; a batch that lost an event to a
+    concurrent one reads again and counts it as a duplicate."""
     project_id, session_id = call.params["projectId"], call.params["sessionId"]
     _check_data_sizes(call.body["events"])
     batch, repeats = _unique_in_batch(call.body["events"])
     session = store.session_ref(project_id, session_id)
-    event_refs = {
-        event_id: store.events(project_id, session_id).document(event_id) for event_id in batch
-    }
+    event_refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in batch}
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
 
-    def apply(transaction: firestore.Transaction) -> Reply:
-        refs = [session, *event_refs.values()]
-        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = cast(Session | None, snapshots[session.path].to_dict())
+    def plan(writes: firestore.WriteBatch) -> Reply:
+        snapshots = {s.reference.path: s for s in db().get_all([session, *event_refs.values()])}
+        held = snapshots[session.path]
+        current = cast(Session | None, held.to_dict())
         if current is not None and current["state"] != SessionState.OPEN:
             raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
         now = utcnow()
@@ -125,10 +128,10 @@ def ingest_events(call: Call) -> Reply:
                 raise conflict(f"Event {event_id} was already received with a different body.")
         expires = now + retention
         for grouped in event_chunks(fresh):
-            chunk_ref = store.event_chunks(project_id, session_id).document(new_ulid())
+            chunk_ref = store.event_chunks(project_id, session_id).document(new_random_id())
             encoded = ",".join(text for _, text in grouped)
             chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
-            transaction.create(chunk_ref, fields(chunk))
+            writes.create(chunk_ref, fields(chunk))
             for index, (event, _) in enumerate(grouped):
                 stored_event: StoredEvent = {
                     "hash": _canonical(event),
@@ -137,40 +140,58 @@ def ingest_events(call: Call) -> Reply:
                     "received_at": now,
                     "expires_at": expires,
                 }
-                # `set`: an expired event not yet deleted by the TTL is received anew.
-                transaction.set(event_refs[event["id"]], fields(stored_event))
-        _track_session(transaction, session, current, fresh, now)
+                # An expired event not yet deleted by the TTL is received anew.
+                stored = snapshots[event_refs[event["id"]].path]
+                write_if_unchanged(writes, stored, fields(stored_event))
+        _track_session(writes, held, fresh, now)
         return Reply({"accepted": len(fresh), "duplicates": duplicates})
 
-    return transact(apply)
+    return commit_if_unchanged(plan)
 
 
 def _track_session(
-    transaction: firestore.Transaction,
-    session: firestore.DocumentReference,
-    current: Session | None,
+    writes: firestore.WriteBatch,
+    held: firestore.DocumentSnapshot[Any],
     fresh: list[Event],
     now: datetime,
 ) -> None:
-    if not fresh and current is not None:
+    """Create the session with its first batch; later batches change it only by
+    transforms (count, agents, first and last event time), which need no read, and move
+    `last_seen_at` at most once per heartbeat interval."""
+    current = cast(Session | None, held.to_dict())
+    if current is not None and not fresh:
         return
-    times = [parse_instant(event["at"]) for event in fresh]
-    known: Session = current or {
-        "state": SessionState.OPEN,
-        "agents": [],
-        "event_count": 0,
-        "created_at": now,
+    micros = [to_micros(parse_instant(event["at"])) for event in fresh]
+    agents = sorted({event["agent"] for event in fresh})
+    if current is None:
+        created: Session = {
+            "state": SessionState.OPEN,
+            "agents": agents,
+            "event_count": len(fresh),
+            "created_at": now,
+            "last_seen_at": now,
+        }
+        if micros:
+            created["first_event_micros"] = min(micros)
+            created["last_event_micros"] = max(micros)
+        writes.create(held.reference, fields(created))
+        return
+    changes: Changes = {
+        "event_count": firestore.Increment(len(fresh)),
+        "agents": firestore.ArrayUnion(agents),
+        "first_event_micros": firestore.Minimum(min(micros)),
+        "last_event_micros": firestore.Maximum(max(micros)),
     }
-    first, last = known.get("first_event_at"), known.get("last_event_at")
-    tracked: Session = {
-        **known,
-        "agents": sorted(set(known["agents"]) | {event["agent"] for event in fresh}),
-        "event_count": known["event_count"] + len(fresh),
-        "first_event_at": min([t for t in [first, *times] if t is not None], default=None),
-        "last_event_at": max([t for t in [last, *times] if t is not None], default=None),
-        "last_seen_at": now,
-    }
-    transaction.set(session, fields(tracked))
+    if current.get("last_seen_at", now) <= now - heartbeat_interval():
+        changes["last_seen_at"] = now
+    writes.update(held.reference, changes)
+
+
+def heartbeat_interval() -> timedelta:
+    """How stale `last_seen_at` may be: a tenth of the heartbeat timeout, which the sweep
+    adds to the silence it waits for, so that no session ends before it was silent for
+    the whole timeout."""
+    return timedelta(seconds=settings().psychologist_heartbeat_timeout_s / 10)
 
 
 def _new_analysis(
@@ -246,7 +267,7 @@ def sweep(request_id: str) -> Reply:
     """End every open session silent for longer than the heartbeat timeout, and settle
     analyses stuck past their lease or queue deadline."""
     timeout = timedelta(seconds=settings().psychologist_heartbeat_timeout_s)
-    cutoff = utcnow() - timeout
+    cutoff = utcnow() - timeout - heartbeat_interval()
     stale = (
         db()
         .collection_group("sessions")
@@ -402,11 +423,11 @@ def decision_history(call: Call) -> Reply:
 def read_events(call: Call) -> Reply:
     project_id, session_id = call.params["projectId"], call.params["sessionId"]
     ids = list(dict.fromkeys(call.params["ids"].split(",")))
-    collection = store.events(project_id, session_id)
     client = db()
     now = utcnow()
-    snapshots = {s.id: s for s in client.get_all([collection.document(i) for i in ids])}
-    read = {event_id: snapshot.to_dict() for event_id, snapshot in snapshots.items()}
+    refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in ids}
+    snapshots = {s.reference.path: s for s in client.get_all(list(refs.values()))}
+    read = {event_id: snapshots[ref.path].to_dict() for event_id, ref in refs.items()}
     stored = {
         event_id: cast(StoredEvent, data)
         for event_id, data in read.items()

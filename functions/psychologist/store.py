@@ -2,8 +2,9 @@
 
 projects/{p}                                  tenant
 projects/{p}/sessions/{s}                     state, agents, counts, first/last event time
-projects/{p}/sessions/{s}/events/{eventId}    an event's hash (idempotency) and its place in
-                                              a chunk (audit reads), not the event itself
+projects/{p}/sessions/{s}/events/{h}          an event's hash (idempotency) and its place in
+                                              a chunk (audit reads), not the event itself;
+                                              h = sha256(event id), so keys are not monotonic
 projects/{p}/sessions/{s}/event_chunks/{c}    a batch's events as one JSON array: the only copy
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
@@ -11,6 +12,8 @@ projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from google.cloud import firestore
 
@@ -30,6 +33,15 @@ def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference
 
 def events(project_id: str, session_id: str) -> firestore.CollectionReference:
     found: firestore.CollectionReference = session_ref(project_id, session_id).collection("events")
+    return found
+
+
+def event_ref(project_id: str, session_id: str, event_id: str) -> firestore.DocumentReference:
+    """An event's document. Its key is a hash of the event's id: clients' ULIDs rise
+    with time, and Firestore documents about 500 writes a second into a monotonic key
+    range; hashed keys spread the writes."""
+    key = hashlib.sha256(event_id.encode()).hexdigest()[:32]
+    found: firestore.DocumentReference = events(project_id, session_id).document(key)
     return found
 
 

@@ -20,7 +20,7 @@ from functions.psychologist.documents import (
 from shared import jobs
 from shared.auth import Principal
 from shared.jobs import UNCONFIRMED
-from shared.retention import iso, utcnow
+from shared.retention import from_micros, iso, utcnow
 
 
 def _iso_or_none(moment: datetime | None) -> str | None:
@@ -76,6 +76,10 @@ def decision_view(data: Decision) -> DecisionView:
     }
 
 
+def _iso_of_micros(micros: int | None) -> str | None:
+    return None if micros is None else iso(from_micros(micros))
+
+
 def session_view(project_id: str, session_id: str, data: Session) -> SessionView:
     return {
         "projectId": project_id,
@@ -84,8 +88,8 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
         "cause": data.get("cause"),
         "agents": sorted(data.get("agents", [])),
         "eventCount": data.get("event_count", 0),
-        "firstEventAt": _iso_or_none(data.get("first_event_at")),
-        "lastEventAt": _iso_or_none(data.get("last_event_at")),
+        "firstEventAt": _iso_of_micros(data.get("first_event_micros")),
+        "lastEventAt": _iso_of_micros(data.get("last_event_micros")),
         "endedAt": _iso_or_none(data.get("ended_at")),
         "analysisId": data.get("analysis_id"),
     }

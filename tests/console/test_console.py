@@ -12,6 +12,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, expect
 
 from cli.console import CONTENT_SECURITY_POLICY
+from functions.psychologist import store
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
@@ -50,7 +51,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     reopened = reopening(psy)
     analysed(psy, hypothesis("dev-api", reopened, termination="Stopped after a long tool call."))
     expired = reopened[2]
-    db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{expired}").update(
+    store.event_ref(psy.project, SESSION, expired).update(
         {"expires_at": utcnow() - timedelta(minutes=1)}
     )
     console.open()

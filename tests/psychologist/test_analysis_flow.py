@@ -7,6 +7,7 @@ from typing import Any
 
 from google.cloud.firestore import DELETE_FIELD
 
+from functions.psychologist import store
 from shared.clients import db
 from shared.validation import issues_for
 from tests.api import Configure, document, redeliver, wait_for
@@ -210,7 +211,7 @@ def test_an_analysis_whose_worker_died_reads_as_failed_once_its_lease_passes(
 def test_the_events_audit_reports_expired_events_as_missing(psy: Psychologist) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
-    event = db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{reopened[0]}")
+    event = store.event_ref(psy.project, SESSION, reopened[0])
     event.update({"expires_at": event.get().get("received_at")})
     reply = psy.api.call(
         "GET",
@@ -226,7 +227,7 @@ def test_each_event_is_stored_once_in_its_chunk_and_its_own_document_points_ther
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
     session = f"projects/{psy.project}/sessions/{SESSION}"
-    own = db().document(f"{session}/events/{reopened[1]}").get().to_dict() or {}
+    own = store.event_ref(psy.project, SESSION, reopened[1]).get().to_dict() or {}
     assert "event" not in own
     chunk = db().document(f"{session}/event_chunks/{own['chunk']}").get().to_dict() or {}
     assert json.loads(chunk["events_json"])[own["index"]] == log.events[2]
@@ -235,7 +236,7 @@ def test_each_event_is_stored_once_in_its_chunk_and_its_own_document_points_ther
 def test_an_event_stored_whole_in_its_own_document_still_reads_back(psy: Psychologist) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
-    event = db().document(f"projects/{psy.project}/sessions/{SESSION}/events/{reopened[0]}")
+    event = store.event_ref(psy.project, SESSION, reopened[0])
     legacy = {**log.events[1], "data": {"note": "stored before chunks were referenced"}}
     event.update({"event": legacy, "chunk": DELETE_FIELD, "index": DELETE_FIELD})
     reply = psy.api.call(
@@ -250,7 +251,7 @@ def test_an_event_whose_chunk_expired_reads_as_missing(psy: Psychologist) -> Non
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
     session = f"projects/{psy.project}/sessions/{SESSION}"
-    own = db().document(f"{session}/events/{reopened[0]}").get().to_dict() or {}
+    own = store.event_ref(psy.project, SESSION, reopened[0]).get().to_dict() or {}
     chunk = db().document(f"{session}/event_chunks/{own['chunk']}")
     chunk.update({"expires_at": own["received_at"]})
     reply = psy.api.call(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,8 +12,9 @@ import pytest
 from cli.emulator import Emulator, free_port
 from cli.gemini_stand_in import Recorded, Reply
 from cli.host import LocalHost
+from functions.psychologist import store
 from shared.clients import db
-from shared.retention import utcnow
+from shared.retention import from_micros, utcnow
 from shared.validation import issues_for
 from tests.api import Configure, all_documents, document, wait_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
@@ -31,8 +33,8 @@ def test_resending_events_counts_duplicates_and_tracks_the_session(psy: Psycholo
     assert session["agents"] == ["dev-api", "qa-bot"]
     assert session["event_count"] == 3
     assert session["state"] == "open"
-    assert session["first_event_at"].isoformat().startswith("2026-11-01T09:00:00")
-    assert session["last_event_at"].isoformat().startswith("2026-11-01T09:00:02")
+    assert from_micros(session["first_event_micros"]).isoformat().startswith("2026-11-01T09:00:00")
+    assert from_micros(session["last_event_micros"]).isoformat().startswith("2026-11-01T09:00:02")
 
 
 def test_an_expired_event_not_yet_deleted_is_received_again_not_counted_a_duplicate(
@@ -345,3 +347,31 @@ def test_the_decision_history_is_served_newest_first_to_a_viewer(many: Psycholog
     assert many.api.call("GET", untouched, token=many.viewer).json()["decisions"] == []
     unknown = many.path("/hypotheses/01JC4Z8QK3M7YV2N5T9B0PXZZZ/decisions")
     assert many.api.call("GET", unknown, token=many.viewer).status_code == 404
+
+
+def test_the_session_heartbeat_moves_at_most_once_per_interval(
+    psy: Psychologist, configure: Configure
+) -> None:
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="3000")
+    log = Log()
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    session = db().document(f"projects/{psy.project}/sessions/{SESSION}")
+    first_seen = session.get().get("last_seen_at")
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    assert session.get().get("last_seen_at") == first_seen
+    session.update({"last_seen_at": first_seen - timedelta(seconds=301)})
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    assert session.get().get("last_seen_at") > first_seen
+    assert session.get().get("event_count") == 3
+
+
+def test_event_documents_are_keyed_apart_from_their_time_ordered_ids(psy: Psychologist) -> None:
+    log = Log()
+    events = [log.add("dev-api", "message") for _ in range(20)]
+    psy.ingest(SESSION, events)
+    stored = db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream()
+    keys = [snapshot.id for snapshot in stored]
+    assert not {event["id"] for event in events} & set(keys)
+    by_key = sorted(keys)
+    in_time = [store.event_ref(psy.project, SESSION, event["id"]).id for event in events]
+    assert by_key != in_time
