@@ -73,16 +73,22 @@ PRECONDITION_LOST = (exceptions.AlreadyExists, exceptions.FailedPrecondition, ex
 """How a commit conditioned on what it read fails when another writer came first."""
 
 
-def commit_if_unchanged(plan: Callable[[firestore.WriteBatch], T]) -> T:
+def commit_if_unchanged(
+    plan: Callable[[firestore.WriteBatch], T],
+    *,
+    tries: int = TRANSACTION_TRIES,
+    backoff: bool = True,
+) -> T:
     """Read, decide and write without a transaction: `plan` reads what it needs, adds its
     writes to the batch, each conditioned on the document as it was read (see
     `write_if_unchanged`), and returns the answer. The batch commits atomically; when a
     condition fails another writer came first, and `plan` runs again on fresh reads after
-    a random backoff. No read takes a lock, so requests that read the same documents
-    never wait for each other, and only a writer that changed them makes another retry.
+    a random backoff (at once without `backoff`, where every loss means another writer
+    got through). No read takes a lock, so requests that read the same documents never
+    wait for each other, and only a writer that changed them makes another retry.
 
-    After `TRANSACTION_TRIES` the loss is raised as contention (the API answers 409)."""
-    for attempt in range(TRANSACTION_TRIES):
+    After `tries` the loss is raised as contention (the API answers 409)."""
+    for attempt in range(tries):
         batch = db().batch()
         result = plan(batch)
         if len(batch) == 0:
@@ -90,8 +96,9 @@ def commit_if_unchanged(plan: Callable[[firestore.WriteBatch], T]) -> T:
         try:
             batch.commit()
         except PRECONDITION_LOST:
-            ceiling = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**attempt)
-            time.sleep(random.uniform(0, ceiling))  # noqa: S311 - jitter, not a secret
+            if backoff:
+                ceiling = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**attempt)
+                time.sleep(random.uniform(0, ceiling))  # noqa: S311 - jitter, not a secret
         else:
             return result
     raise exceptions.Aborted("Every conditioned commit lost to a concurrent writer.")  # type: ignore[no-untyped-call]

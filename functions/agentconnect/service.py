@@ -38,10 +38,13 @@ from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.jsonbody import JsonObject
 from shared.retention import is_expired, utcnow
-from shared.store import fields, transact
+from shared.store import commit_if_unchanged, fields, transact
 
 NOT_READY_RETRY_S = "1"
 MAX_INPUT_BYTES = 64 * 1024
+START_TRIES = 50
+"""How many starts of one agent may race for the same `seq` and all land; past that a
+start answers 409 with Retry-After."""
 """A session's input is stored with the session and again in its evaluation's details."""
 SWEEP_BATCH = 200
 
@@ -76,11 +79,9 @@ def put_selection(call: Call) -> Reply:
     return Reply(selection_view(org_id, agent_id, transact(apply)), status=201)
 
 
-def _fallback_of_version(
-    transaction: firestore.Transaction, org_id: str, agent_id: str, version: int
-) -> Fallback:
+def _fallback_of_version(org_id: str, agent_id: str, version: int) -> Fallback:
     """For agents whose selection was stored before the agent document kept its fallback."""
-    stored = store.selection_ref(org_id, agent_id, version).get(transaction=transaction)
+    stored = store.selection_ref(org_id, agent_id, version).get()
     return fallback_of(cast(StoredSelection, stored.to_dict())["selection"])
 
 
@@ -101,6 +102,12 @@ def _check_input_size(session_input: JsonObject) -> None:
 
 
 def start_session(call: Call) -> Reply:
+    """Start a session: its evaluation takes the agent's next `seq`. One batched read and
+    one commit that creates the evaluation at that `seq` only if no other start took it
+    first, and raises the agent's `last_seq` by a `Maximum` transform, so `seq` stays
+    contiguous without a transaction on the agent. A start that lost its `seq` reads
+    again at once: each loss means another start got through, so a burst of
+    `START_TRIES` starts of one agent all land, in about two round trips each."""
     org_id, agent_id = call.params["orgId"], call.params["id"]
     _check_input_size(call.body["input"])
     session_id = call.body.get("sessionId") or new_ulid()
@@ -109,17 +116,15 @@ def start_session(call: Call) -> Reply:
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
     retention = timedelta(hours=settings().agentconnect_details_retention_hours)
 
-    def apply(transaction: firestore.Transaction) -> tuple[int, str]:
-        snapshots = {
-            s.reference.path: s for s in db().get_all([agent, session], transaction=transaction)
-        }
+    def plan(batch: firestore.WriteBatch) -> Reply:
+        snapshots = {s.reference.path: s for s in db().get_all([agent, session])}
         current = cast(Agent | None, snapshots[agent.path].to_dict())
         if current is None or "selection_version" not in current:
             raise conflict("This agent has no model selection yet: PUT one first.")
         if snapshots[session.path].exists:
             raise conflict(f"Session {session_id} has already started.")
         fallback = current.get("selection_fallback") or _fallback_of_version(
-            transaction, org_id, agent_id, current["selection_version"]
+            org_id, agent_id, current["selection_version"]
         )
         seq = current.get("last_seq", 0) + 1
         now = utcnow()
@@ -131,7 +136,7 @@ def start_session(call: Call) -> Reply:
             expires_in=lifetime,
             audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
         )
-        transaction.create(db().collection("tokens").document(token_id), fields(token_document))
+        batch.create(db().collection("tokens").document(token_id), fields(token_document))
         started: AgentSession = {
             "seq": seq,
             "title": call.body["title"],
@@ -141,7 +146,7 @@ def start_session(call: Call) -> Reply:
             "created_at": now,
             "expires_at": now + retention,
         }
-        transaction.create(session, fields(started))
+        batch.create(session, fields(started))
         pending: PendingEvaluation = {
             "seq": seq,
             "sessionId": session_id,
@@ -152,13 +157,13 @@ def start_session(call: Call) -> Reply:
         trace = logs.current_trace()
         if trace is not None:
             pending["trace"] = trace
-        transaction.create(store.evaluation_ref(org_id, agent_id, seq), fields(pending))
-        transaction.update(agent, {"last_seq": seq})
-        return seq, token
+        batch.create(store.evaluation_ref(org_id, agent_id, seq), fields(pending))
+        batch.update(agent, {"last_seq": firestore.Maximum(seq)})
+        return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
 
-    seq, token = transact(apply)
-    logs.bind(evaluation=str(seq))
-    return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
+    reply = commit_if_unchanged(plan, tries=START_TRIES, backoff=False)
+    logs.bind(evaluation=str(reply.body["seq"]))
+    return reply
 
 
 def _own_session_only(call: Call, session_id: str) -> None:
