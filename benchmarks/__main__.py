@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import benchmarks
+from benchmarks.bursts import bursts
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         results["pipeline"] = pipeline(seeded, host.url, 20)
         _phase("Gemini tokens per analysis and the implicit cache's share (about 20 s)")
         results["tokens"] = token_use(seeded, host.url)
+        _phase("bursts on one document and mixed load at concurrency 16 (about 2 min)")
+        results["bursts"] = bursts(seeded, host.url, gemini)
     finally:
         if host.thread.is_alive():
             host.stop()

@@ -124,6 +124,18 @@ def _mcp_lines(mcp: dict[str, Any]) -> list[str]:
     ]
 
 
+def _burst_lines(bursts: dict[str, Any]) -> list[str]:
+    lines = ["Bursts and mixed load (real threads, answers by status, p50 / p95 / slowest):"]
+    for group, rows in bursts.items():
+        for label, row in rows.items():
+            answered = ", ".join(f"{n} x {status}" for status, n in row["statuses"].items())
+            lines.append(
+                f"  {group} {label}: {answered}; {row['p50_ms']:.0f} / {row['p95_ms']:.0f} / "
+                f"{row['max_ms']:.0f} ms"
+            )
+    return lines
+
+
 def table(results: dict[str, Any]) -> str:
     return "\n".join(
         [
@@ -132,5 +144,6 @@ def table(results: dict[str, Any]) -> str:
             *_mcp_lines(results["mcp"]),
             *_growth_lines(results),
             *_token_lines(results["tokens"]),
+            *_burst_lines(results["bursts"]),
         ]
     )

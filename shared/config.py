@@ -31,6 +31,19 @@ def _float(name: str, default: float) -> float:
     return _number(name, default, float, "a number")
 
 
+MAX_ACTIVE_RUNS = 1_000
+
+
+def _active_runs(name: str, default: int) -> int:
+    """The active-run limit: each slot is a document every ask reads, so it is bounded."""
+    limit = _int(name, default)
+    if not 1 <= limit <= MAX_ACTIVE_RUNS:
+        raise ValueError(
+            f"{name} must be 1 to {MAX_ACTIVE_RUNS} (one document per slot), got {limit}"
+        )
+    return limit
+
+
 WORKER_TIMEOUT_S = 540
 """The deployed timeout of every trigger function (the most an event function may have)."""
 SETTLE_MARGIN_S = 30
@@ -121,7 +134,7 @@ def load_settings() -> Settings:
         gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
         auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 30.0),
         research_max_runs_per_conversation=_int("RESEARCH_MAX_RUNS_PER_CONVERSATION", 50),
-        research_max_active_runs_per_workspace=_int("RESEARCH_MAX_ACTIVE_RUNS", 5),
+        research_max_active_runs_per_workspace=_active_runs("RESEARCH_MAX_ACTIVE_RUNS", 5),
         research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
         research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
         research_thinking_tokens=_int("RESEARCH_THINKING_TOKENS", 4_096),

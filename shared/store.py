@@ -72,23 +72,21 @@ def transact(apply: Callable[[firestore.Transaction], T]) -> T:
 PRECONDITION_LOST = (exceptions.AlreadyExists, exceptions.FailedPrecondition, exceptions.NotFound)
 """How a commit conditioned on what it read fails when another writer came first."""
 
+CONDITIONED_TRIES = 50
+"""Each lost conditioned commit means another writer's commit landed, so a burst of this
+many writers on one document all get through; past it the loss answers 409."""
 
-def commit_if_unchanged(
-    plan: Callable[[firestore.WriteBatch], T],
-    *,
-    tries: int = TRANSACTION_TRIES,
-    backoff: bool = True,
-) -> T:
+
+def commit_if_unchanged(plan: Callable[[firestore.WriteBatch], T]) -> T:
     """Read, decide and write without a transaction: `plan` reads what it needs, adds its
     writes to the batch, each conditioned on the document as it was read (see
     `write_if_unchanged`), and returns the answer. The batch commits atomically; when a
-    condition fails another writer came first, and `plan` runs again on fresh reads after
-    a random backoff (at once without `backoff`, where every loss means another writer
-    got through). No read takes a lock, so requests that read the same documents never
-    wait for each other, and only a writer that changed them makes another retry.
+    condition fails another writer came first, and `plan` runs again at once on fresh
+    reads (no backoff: the writer that won is done, not waiting to retry). No read takes
+    a lock, so requests that read the same documents never wait for each other.
 
-    After `tries` the loss is raised as contention (the API answers 409)."""
-    for attempt in range(tries):
+    After `CONDITIONED_TRIES` the loss is raised as contention (the API answers 409)."""
+    for _ in range(CONDITIONED_TRIES):
         batch = db().batch()
         result = plan(batch)
         if len(batch) == 0:
@@ -96,11 +94,8 @@ def commit_if_unchanged(
         try:
             batch.commit()
         except PRECONDITION_LOST:
-            if backoff:
-                ceiling = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**attempt)
-                time.sleep(random.uniform(0, ceiling))  # noqa: S311 - jitter, not a secret
-        else:
-            return result
+            continue
+        return result
     raise exceptions.Aborted("Every conditioned commit lost to a concurrent writer.")  # type: ignore[no-untyped-call]
 
 

@@ -178,6 +178,8 @@ class Run(TypedDict):
     message: Message | None
     rejected: list[Rejection]
     usage: TokenUsage
+    slot: NotRequired[str]
+    """The active-run slot a queued run took (see `store.SLOTS`)."""
     claim: NotRequired[str]
     started_at: NotRequired[datetime]
     finished_at: NotRequired[datetime]

@@ -18,9 +18,10 @@ def end(
     job: Job,
     code: str | None = None,
 ) -> None:
-    """Fail the run (by default as readers now see it), which frees its slot."""
-    shown = code or effective_state(cast(Run, job))[1] or UNCONFIRMED
-    transaction.update(ref, failed(shown))
+    """Fail the run (by default as readers now see it) and free its slot."""
+    run = cast(Run, job)
+    store.release_slot(transaction, run["workspace_id"], ref.id, run)
+    transaction.update(ref, failed(code or effective_state(run)[1] or UNCONFIRMED))
 
 
 LIFECYCLE = Lifecycle(

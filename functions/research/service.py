@@ -291,19 +291,33 @@ def _holds_slot(run: Run | None, now: datetime) -> bool:
     )
 
 
+def _unheld(slots: list[firestore.DocumentSnapshot[Any]], now: datetime) -> list[Any]:
+    """Slots that are missing (released) or past their time."""
+    return [s for s in slots if not s.exists or cast(Slot, s.to_dict())["until"] <= now]
+
+
 def _free_slot(
-    workspace_id: str, slots: list[firestore.DocumentSnapshot[Any]], now: datetime
+    workspace_id: str, sampled: list[firestore.DocumentSnapshot[Any]], now: datetime
 ) -> firestore.DocumentSnapshot[Any] | None:
     """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
-    one; None when every slot is held. When every slot is still within its time, the
-    runs they name are read, in one more round trip, to find those already settled."""
-    held = {s.id: cast(Slot, s.to_dict()) for s in slots if s.exists}
-    free = [s for s in slots if s.id not in held or held[s.id]["until"] <= now]
+    one; None when every slot is held. Settling a run releases its slot, so a free one
+    is usually among the sampled; otherwise every slot is read, and then the runs that
+    hold them, for a slot whose run settled without releasing it."""
+    free = _unheld(sampled, now)
     if not free:
-        refs = {k: store.run_ref(workspace_id, slot["run_id"]) for k, slot in held.items()}
-        runs = {s.reference.path: s.to_dict() for s in db().get_all(list(refs.values()))}
-        free = [s for s in slots if not _holds_slot(cast(Run | None, runs[refs[s.id].path]), now)]
+        every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
+        slots = list(db().get_all(every))
+        free = _unheld(slots, now) or _settled_holders(workspace_id, slots, now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
+
+
+def _settled_holders(
+    workspace_id: str, slots: list[firestore.DocumentSnapshot[Any]], now: datetime
+) -> list[firestore.DocumentSnapshot[Any]]:
+    """Slots whose runs no longer hold them, found by reading those runs."""
+    names = {slot.id: store.run_ref(workspace_id, slot.get("run_id")) for slot in slots}
+    runs = {r.reference.path: r.to_dict() for r in db().get_all(list(names.values()))}
+    return [s for s in slots if not _holds_slot(cast(Run | None, runs[names[s.id].path]), now)]
 
 
 def ask(call: Call) -> Reply:
@@ -321,7 +335,7 @@ def ask(call: Call) -> Reply:
     )
     conversation = store.conversation_ref(workspace_id, conversation_id)
     config = settings()
-    slot_refs = store.slot_refs(workspace_id, config.research_max_active_runs_per_workspace)
+    slot_refs = store.sampled_slot_refs(workspace_id, config.research_max_active_runs_per_workspace)
     usage_refs = store.usage_refs(workspace_id)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
@@ -342,6 +356,7 @@ def ask(call: Call) -> Reply:
             until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)
             taken: Slot = {"run_id": run_id, "until": until}
             write_if_unchanged(batch, slot, fields(taken))
+            run["slot"] = slot.reference.id
         batch.create(store.run_ref(workspace_id, run_id), fields(run))
         batch.update(
             conversation, {"run_count": current["run_count"] + 1}, option=unchanged_since(holder)
@@ -428,6 +443,7 @@ def cancel(call: Call) -> Reply:
             "failure_code": FailureCode.CANCELLED,
             "cancelled_at": utcnow(),
         }
+        store.release_slot(transaction, call.body["workspace_id"], run_ref.id, run)
         transaction.update(run_ref, changes)
         return cast(Run, {**run, **changes})
 

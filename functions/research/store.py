@@ -11,7 +11,8 @@ workspaces/{ws}/idempotency/{sha256(user, key)}   the run an Idempotency-Key cre
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.cloud import firestore
@@ -67,8 +68,12 @@ def revision_field(evidence_id: str) -> str:
 
 SLOTS = "slots"
 """`workspaces/{ws}/slots/{0 … limit-1}`: `{run_id, until}`. A slot is free when it is
-missing, past `until`, or its run is no longer queued or processing, so nothing releases
-it: an ask takes a free slot by a commit conditioned on the slot as it read it."""
+missing (its run settled and released it), past `until`, or its run is no longer queued
+or processing; an ask takes a free slot by a commit conditioned on the slot as it read
+it, and the run records which slot it holds."""
+
+SLOT_SAMPLE = 8
+"""How many slots, chosen at random, an ask reads first."""
 
 USAGE = "usage"
 USAGE_SHARDS = 8
@@ -79,6 +84,33 @@ second on one document); an ask reads all of them in the read it makes anyway.""
 
 def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
     return [document(WORKSPACES, workspace_id, SLOTS, str(k)) for k in range(count)]
+
+
+def sampled_slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
+    every = slot_refs(workspace_id, count)
+    return every if count <= SLOT_SAMPLE else random.sample(every, SLOT_SAMPLE)
+
+
+def release_slot(
+    transaction: firestore.Transaction, workspace_id: str, run_id: str, run: Mapping[str, Any]
+) -> None:
+    """Free the run's slot if it still holds it: read, then deleted (a transaction's
+    reads come first, so call this before writing). For runs that end off the hot path:
+    cancelled, or ended by the sweep or before they started."""
+    if "slot" not in run:
+        return
+    slot = document(WORKSPACES, workspace_id, SLOTS, run["slot"])
+    if (slot.get(transaction=transaction).to_dict() or {}).get("run_id") == run_id:
+        transaction.delete(slot)
+
+
+def release_own_slot(
+    transaction: firestore.Transaction, workspace_id: str, run: Mapping[str, Any]
+) -> None:
+    """Free the slot of a run settling while its claim holds, without reading it: until
+    the lease ends no ask may take that slot over (its `until` lies past the lease)."""
+    if "slot" in run:
+        transaction.delete(document(WORKSPACES, workspace_id, SLOTS, run["slot"]))
 
 
 def usage_refs(workspace_id: str) -> list[firestore.DocumentReference]:

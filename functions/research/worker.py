@@ -194,6 +194,8 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         current = cast(Run | None, job)
         running = current is not None and current["status"] == RunStatus.PROCESSING
         store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
+        if running and held:
+            store.release_own_slot(transaction, workspace_id, run)
         if current is None or not running:
             return current["status"] if current else "missing"
         common: Changes = {

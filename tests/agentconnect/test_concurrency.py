@@ -1,7 +1,7 @@
 """Session starts racing each other, with real threads against the local host.
 
 Starts of one agent race for its next `seq` by creating the evaluation at that number
-only if it is absent; a start that lost reads again at once. A burst of `START_TRIES`
+only if it is absent; a start that lost reads again at once. A burst of `CONDITIONED_TRIES`
 starts (50) all land, each with its own `seq`, with no gap.
 """
 
@@ -9,26 +9,26 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from functions.agentconnect.service import START_TRIES
 from shared.clients import db
+from shared.store import CONDITIONED_TRIES
 from tests.agentconnect.conftest import AGENT, Connect
 
 
 def test_a_burst_of_50_session_starts_all_land_with_contiguous_sequence_numbers(
     configured: Connect,
 ) -> None:
-    assert START_TRIES == 50
+    assert CONDITIONED_TRIES == 50
     body = {"title": "Race", "input": {"repo": "web"}}
-    with ThreadPoolExecutor(max_workers=START_TRIES) as pool:
+    with ThreadPoolExecutor(max_workers=CONDITIONED_TRIES) as pool:
         replies = list(
             pool.map(
                 lambda _: configured.api.post(
                     configured.path("/sessions"), body, configured.member
                 ),
-                range(START_TRIES),
+                range(CONDITIONED_TRIES),
             )
         )
-    assert [r.status_code for r in replies] == [202] * START_TRIES, [r.text for r in replies]
-    assert sorted(reply.json()["seq"] for reply in replies) == list(range(1, START_TRIES + 1))
+    assert [r.status_code for r in replies] == [202] * CONDITIONED_TRIES, [r.text for r in replies]
+    assert sorted(reply.json()["seq"] for reply in replies) == list(range(1, CONDITIONED_TRIES + 1))
     agent = db().document(f"orgs/{configured.org}/agents/{AGENT}").get()
-    assert agent.get("last_seq") == START_TRIES
+    assert agent.get("last_seq") == CONDITIONED_TRIES

@@ -55,6 +55,11 @@ class Research:
         shards = db().collection(f"workspaces/{self.workspace}/usage").stream()
         return sum((shard.to_dict() or {}).get("tokens_used", 0) for shard in shards)
 
+    def slot_holders(self) -> list[str]:
+        """The runs holding the workspace's active-run slots."""
+        slots = db().collection(f"workspaces/{self.workspace}/slots").stream()
+        return [(slot.to_dict() or {})["run_id"] for slot in slots]
+
     def upsert(self, items: list[dict[str, Any]]) -> Any:
         return self.api.post("/research-api/evidence/upsert", self.body(items=items), self.member)
 

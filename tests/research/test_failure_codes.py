@@ -234,6 +234,7 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
     )
     assert cancelled.status_code == 200, cancelled.text
     assert issues_for("research/cancel.response", cancelled.json()) == []
+    assert research.slot_holders() == []
     body = research.settled(run_id)
     assert issues_for("research/status.response", body) == []
     assert (body["run"]["status"], body["run"]["failure_code"], body["message"]) == (

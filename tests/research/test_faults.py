@@ -92,12 +92,19 @@ def test_the_sweep_settles_runs_stuck_processing_or_queued(research: Research) -
     base = f"workspaces/{research.workspace}/runs"
     db().document(f"{base}/{runs[0]}").update({"status": "processing", "lease_until": long_ago})
     db().document(f"{base}/{runs[1]}").update({"status": "queued", "created_at": long_ago})
+    for slot, run_id in enumerate(runs):
+        until = datetime(2999, 1, 1, tzinfo=UTC)
+        db().document(f"workspaces/{research.workspace}/slots/{slot}").set(
+            {"run_id": run_id, "until": until}
+        )
+        db().document(f"{base}/{run_id}").update({"slot": str(slot)})
     for run_id in runs:
         shown = research.status(run_id).json()["run"]
         assert (shown["status"], shown["failure_code"]) == ("failed", "generation_unconfirmed")
     reply = research.api.private("/internal/research/sweep")
     assert reply.status_code == 200, reply.text
     assert sorted(reply.json()["runs"]) == sorted(f"{base}/{run_id}" for run_id in runs)
+    assert research.slot_holders() == []
     for run_id in runs:
         assert stored(research, run_id)["status"] == "failed"
         assert stored(research, run_id)["failure_code"] == "generation_unconfirmed"

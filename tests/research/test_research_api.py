@@ -149,11 +149,13 @@ def test_ask_is_rate_limited_while_the_workspace_has_too_many_active_runs_and_ad
     research.world.gemini.answer_json(research.answer(), delay_s=1.0)
     first = research.ask()
     assert first.status_code == 202
+    assert research.slot_holders() == [first.json()["run"]["id"]]
     limited = research.ask()
     assert limited.status_code == 429
     assert limited.headers["Retry-After"] == "30"
     assert limited.json()["code"] == "rate_limited"
     research.settled(first.json()["run"]["id"])
+    assert research.slot_holders() == []
     research.world.gemini.answer_json(research.answer())
     after = research.ask()
     assert after.status_code == 202, after.text
