@@ -392,7 +392,8 @@ class GeminiTestServer:
                     self.refusal_sent = answered
             return answered
         body = self._success(recorded, profile, reply)
-        return Answered(200, json.dumps(body).encode(), reply.headers)
+        # Google's JSON carries text as UTF-8, not as \u escapes.
+        return Answered(200, json.dumps(body, ensure_ascii=False).encode(), reply.headers)
 
     def _success(self, recorded: Recorded, profile: ModelProfile, reply: Reply) -> dict[str, Any]:
         prompt_tokens = tokens_of(recorded.system + recorded.prompt)

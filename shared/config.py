@@ -32,15 +32,15 @@ def _float(name: str, default: float) -> float:
 
 
 MAX_ACTIVE_RUNS = 1_000
+MAX_EVIDENCE_ITEMS = 20_000
+"""The conversation document keeps every item's revision: 20,000 of them take about
+900 KB of its 1 MiB (a UUID key and an integer, 45 bytes an item)."""
 
 
-def _active_runs(name: str, default: int) -> int:
-    """The active-run limit: each slot is a document every ask reads, so it is bounded."""
+def _bounded(name: str, default: int, ceiling: int, why: str) -> int:
     limit = _int(name, default)
-    if not 1 <= limit <= MAX_ACTIVE_RUNS:
-        raise ValueError(
-            f"{name} must be 1 to {MAX_ACTIVE_RUNS} (one document per slot), got {limit}"
-        )
+    if not 1 <= limit <= ceiling:
+        raise ValueError(f"{name} must be 1 to {ceiling} ({why}), got {limit}")
     return limit
 
 
@@ -76,6 +76,7 @@ class Settings:
     gemini_initial_delay_s: float
     auth_cache_seconds: float
     research_max_runs_per_conversation: int
+    research_max_evidence_items: int
     research_max_active_runs_per_workspace: int
     research_input_token_budget: int
     research_output_token_limit: int
@@ -134,7 +135,15 @@ def load_settings() -> Settings:
         gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
         auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 30.0),
         research_max_runs_per_conversation=_int("RESEARCH_MAX_RUNS_PER_CONVERSATION", 50),
-        research_max_active_runs_per_workspace=_active_runs("RESEARCH_MAX_ACTIVE_RUNS", 5),
+        research_max_evidence_items=_bounded(
+            "RESEARCH_MAX_EVIDENCE_ITEMS",
+            MAX_EVIDENCE_ITEMS,
+            MAX_EVIDENCE_ITEMS,
+            "the conversation document keeps each item's revision",
+        ),
+        research_max_active_runs_per_workspace=_bounded(
+            "RESEARCH_MAX_ACTIVE_RUNS", 5, MAX_ACTIVE_RUNS, "one document per slot"
+        ),
         research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
         research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
         research_thinking_tokens=_int("RESEARCH_THINKING_TOKENS", 4_096),

@@ -8,17 +8,29 @@ path's segments (each string's UTF-8 bytes plus 1) plus 16; a string is its UTF-
 plus 1; an integer, double, timestamp or reference-free number 8 bytes; a boolean or null
 1; a map the sum of its keys and values; an array the sum of its values. Every `Commit`
 the tests send is recorded at the client's channel and each document it sets is measured.
+
+Index entries too: production refuses a document with more than 40,000
+(https://firebase.google.com/docs/firestore/quotas#indexes). Each field that is neither a
+map nor an array has two single-field entries (ascending and descending), each subfield
+of a map likewise, an array one `array-contains` entry per distinct element; a field
+whose `fieldOverrides` entry in `firestore.indexes.json` turns its indexes off has none,
+with everything under it. Composite entries (one per composite index of the group, a few
+here) are counted as one each.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import grpc
 from google.cloud.firestore_v1.types import Write
 
 LIMIT = 1_048_576
+ENTRY_LIMIT = 40_000
+INDEXES = Path(__file__).resolve().parents[1] / "firestore.indexes.json"
 FIXED = {"integer_value": 8, "double_value": 8, "timestamp_value": 8, "boolean_value": 1}
 
 
@@ -64,12 +76,48 @@ def document_size(write: Any) -> int | None:
     return name_size(raw.update.name) + fields_size(raw.update.fields) + 32
 
 
+def exempted() -> set[tuple[str, str]]:
+    """(collection group, field path) of every field whose indexes are turned off."""
+    overrides = json.loads(INDEXES.read_text()).get("fieldOverrides", [])
+    return {(o["collectionGroup"], o["fieldPath"]) for o in overrides if o.get("indexes") == []}
+
+
+def _entries(fields: Any, group: str, prefix: str, exempt: set[tuple[str, str]]) -> int:
+    count = 0
+    for key, value in fields.items():
+        path = f"{prefix}{key}"
+        if (group, path) in exempt:
+            continue
+        kind = value.WhichOneof("value_type")
+        if kind == "map_value":
+            count += _entries(value.map_value.fields, group, f"{path}.", exempt)
+        elif kind == "array_value":
+            count += len({item.SerializeToString() for item in value.array_value.values})
+        else:
+            count += 2
+    return count
+
+
+def index_entries(write: Any, exempt: set[tuple[str, str]], composites: int) -> int | None:
+    """The index entries of the document a write sets; None for a delete or a transform."""
+    raw = Write.pb(write) if isinstance(write, Write) else write
+    if raw.WhichOneof("operation") != "update":
+        return None
+    group = raw.update.name.split("/")[-2]
+    return _entries(raw.update.fields, group, "", exempt) + composites
+
+
 class CommitRecorder(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-    """Keeps the largest document every committed write set, by collection group."""
+    """Keeps the largest document every committed write set, by collection group, by
+    size and by index entries."""
 
     def __init__(self) -> None:
         self.largest: dict[str, tuple[int, str]] = {}
+        self.most_entries: dict[str, tuple[int, str]] = {}
         self.lock = threading.Lock()
+        self.exempt = exempted()
+        groups = [i["collectionGroup"] for i in json.loads(INDEXES.read_text())["indexes"]]
+        self.composites = {group: groups.count(group) for group in groups}
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         if details.method.endswith("/Commit"):
@@ -83,14 +131,25 @@ class CommitRecorder(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
             return
         name = Write.pb(write).update.name
         group = name.split("/")[-2]
+        entries = index_entries(write, self.exempt, self.composites.get(group, 0)) or 0
         with self.lock:
             if size > self.largest.get(group, (0, ""))[0]:
                 self.largest[group] = (size, name)
+            if entries > self.most_entries.get(group, (0, ""))[0]:
+                self.most_entries[group] = (entries, name)
 
 
 def oversized(recorder: CommitRecorder) -> list[str]:
-    return [
-        f"{group}: {size:,} bytes ({name.split('/documents/', 1)[-1]})"
+    too_large = [
+        f"a document over Firestore's 1 MiB: {group}: {size:,} bytes "
+        f"({name.split('/documents/', 1)[-1]})"
         for group, (size, name) in sorted(recorder.largest.items())
         if size > LIMIT
     ]
+    too_many = [
+        f"a document over Firestore's 40,000 index entries: {group}: {entries:,} entries "
+        f"({name.split('/documents/', 1)[-1]})"
+        for group, (entries, name) in sorted(recorder.most_entries.items())
+        if entries > ENTRY_LIMIT
+    ]
+    return too_large + too_many

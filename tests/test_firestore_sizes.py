@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.budgets import stored_size
 from shared.clients import db
-from tests.firestore_sizes import LIMIT, CommitRecorder, document_size, oversized
+from tests.firestore_sizes import LIMIT, CommitRecorder, document_size, index_entries, oversized
 
 
 def written(path: str, data: dict[str, Any]) -> Any:
@@ -39,4 +40,41 @@ def test_a_document_over_the_limit_is_reported(emulator: object) -> None:
     recorder = CommitRecorder()
     recorder._measure(written("runs/r", {"rejected": "x" * LIMIT}))
     recorder._measure(written("runs/s", {"rejected": "x" * 10}))
-    assert oversized(recorder) == [f"runs: {LIMIT + 1 + 9 + 5 + 2 + 16 + 32:,} bytes (runs/r)"]
+    size = LIMIT + 1 + 9 + 5 + 2 + 16 + 32
+    assert oversized(recorder) == [
+        f"a document over Firestore's 1 MiB: runs: {size:,} bytes (runs/r)"
+    ]
+
+
+def test_index_entries_count_two_a_field_one_a_distinct_element_and_none_when_exempt(
+    emulator: object,
+) -> None:
+    data = {"a": 1, "m": {"x": "s", "y": {"z": 2}}, "tags": ["p", "q", "p"], "big": {"k": 1}}
+    write = written("c/d", data)
+    assert index_entries(write, set(), 0) == 2 + 2 + 2 + 2 + 2
+    assert index_entries(write, {("c", "big"), ("c", "m.y")}, 3) == 2 + 2 + 2 + 3
+
+
+def test_a_document_over_40000_index_entries_is_reported(emulator: object) -> None:
+    recorder = CommitRecorder()
+    recorder.exempt = set()
+    recorder._measure(written("agent_sessions/s", {"input": {f"k{n}": n for n in range(20_001)}}))
+    assert oversized(recorder) == [
+        "a document over Firestore's 40,000 index entries: agent_sessions: 40,002 entries "
+        "(agent_sessions/s)"
+    ]
+
+
+def test_the_declared_exemptions_keep_a_crafted_session_input_out_of_the_indexes(
+    emulator: object,
+) -> None:
+    recorder = CommitRecorder()
+    recorder._measure(written("agent_sessions/s", {"input": {f"k{n}": n for n in range(20_001)}}))
+    assert oversized(recorder) == []
+
+
+def test_the_stored_size_budgets_use_agrees_with_the_commit_measure(emulator: object) -> None:
+    data = {"é": ["ab", None, 2.5, True], "m": {"k": 7, "t": "\U0001d538"}}
+    empty = document_size(written("c/d", {}))
+    assert empty is not None
+    assert document_size(written("c/d", data)) == empty + stored_size(data)

@@ -54,6 +54,7 @@ from functions.agentconnect.selection import (
 from functions.agentconnect.views import fallback_summary, stuck_summary
 from shared import jobs, logs
 from shared.answers import parse_strictly
+from shared.budgets import clip_utf8
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import (
@@ -142,9 +143,10 @@ def _prompt(step: Step, title: str, session_input: JsonObject) -> str:
 
 
 def clip(text: str) -> Clipped:
-    limit = settings().agentconnect_raw_text_limit
-    text = scrub(text)
-    return {"text": text[:limit], "truncated": len(text) > limit}
+    """A raw text as stored: scrubbed, and cut to `AGENTCONNECT_RAW_TEXT_LIMIT` UTF-8
+    bytes, so that the evaluation's details (two texts a step) stay within a document."""
+    clipped, truncated = clip_utf8(scrub(text), settings().agentconnect_raw_text_limit)
+    return {"text": clipped, "truncated": truncated}
 
 
 def _checked_answer(question: Question, data: Any) -> Answer | None:

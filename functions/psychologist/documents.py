@@ -147,6 +147,9 @@ class Analysis(TypedDict):
     calls: NotRequired[list[ModelCallRecord]]
     usage: NotRequired[TokenUsage]
     rejected: NotRequired[list[Rejected]]
+    """As stored: within a byte budget (see `worker.stored_rejections`)."""
+    rejected_count: NotRequired[int]
+    """Every rejection, the stored and the ones the budget left out."""
     hypothesis_ids: NotRequired[list[str]]
 
 

@@ -130,7 +130,7 @@ def analysis_view(data: Analysis) -> AnalysisView:
             "chunks": data.get("chunk_count", 0),
             "calls": len(data.get("calls", [])),
             "hypotheses": len(data.get("hypothesis_ids", [])),
-            "rejected": len(data.get("rejected", [])),
+            "rejected": data.get("rejected_count", 0),
         },
         "usage": {
             "inputTokens": usage["input_tokens"],

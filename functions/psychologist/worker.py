@@ -48,6 +48,7 @@ from functions.psychologist.prompts import (
 from functions.psychologist.signals import find_signals
 from shared import jobs, logs
 from shared.answers import parse_strictly
+from shared.budgets import clip_utf8, stored_size
 from shared.config import settings
 from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
@@ -56,6 +57,39 @@ from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
 from shared.store import Changes, fields
 from shared.validation import Schema, load_schema
+
+REJECTION_BYTES = 16 * 1024
+"""The most one stored rejection's proposal occupies; a larger one keeps its start."""
+REJECTED_BYTES = 256 * 1024
+"""The most the stored rejections of one analysis occupy, within its document's 1 MiB
+(signals, calls and the rest stay far below the remainder)."""
+REASONS_KEPT = 20
+COPIED_EVENT_BYTES = 256 * 1024
+
+
+def stored_rejections(rejected: list[Rejected]) -> list[Rejected]:
+    """The rejections as stored: each proposal within `REJECTION_BYTES`, and the list
+    cut where it would pass `REJECTED_BYTES` (`counts.rejected` still counts them all)."""
+    kept: list[Rejected] = []
+    used = 0
+    for rejection in rejected:
+        stored = _within_bytes(rejection)
+        size = stored_size(stored)
+        if used + size > REJECTED_BYTES:
+            break
+        kept.append(stored)
+        used += size
+    return kept
+
+
+def _within_bytes(rejection: Rejected) -> Rejected:
+    proposal = rejection["hypothesis"]
+    if stored_size(proposal) > REJECTION_BYTES:
+        text, _ = clip_utf8(json.dumps(proposal, ensure_ascii=False), REJECTION_BYTES)
+        proposal = {"clipped": text, "truncated": True}
+    reasons = [clip_utf8(reason, 1_000)[0] for reason in rejection["reasons"][:REASONS_KEPT]]
+    return {"phase": rejection["phase"], "hypothesis": proposal, "reasons": reasons}
+
 
 ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>[^/]+)$")
 
@@ -319,8 +353,27 @@ def _stored_hypothesis(
         "createdAt": now,
         "updatedAt": now,
         "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
-        "evidenceEvents": [events[event_id] for event_id in hypothesis["evidenceEventIds"]],
+        "evidenceEvents": copied_events(
+            [events[event_id] for event_id in hypothesis["evidenceEventIds"]]
+        ),
     }
+
+
+def copied_events(cited: list[Event]) -> list[Event]:
+    """The cited events a hypothesis keeps, in order, whole while they fit in
+    `COPIED_EVENT_BYTES`; past it without their `data`. An event's 8 KiB limit counts its
+    JSON, and Firestore stores a small integer in 8 bytes, so 50 whole events can pass
+    a document's 1 MiB."""
+    copied: list[Event] = []
+    used = 0
+    for event in cited:
+        size = stored_size(event)
+        if used + size > COPIED_EVENT_BYTES:
+            event = cast(Event, {key: value for key, value in event.items() if key != "data"})
+            size = stored_size(event)
+        copied.append(event)
+        used += size
+    return copied
 
 
 def finish(claimed: Claim, outcome: Outcome) -> str:
@@ -346,7 +399,8 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
             "chunk_count": outcome.chunk_count,
             "calls": outcome.calls,
             "usage": outcome.usage,
-            "rejected": outcome.rejected,
+            "rejected": stored_rejections(outcome.rejected),
+            "rejected_count": len(outcome.rejected),
         }
         failure = outcome.failure if held else UNCONFIRMED
         if failure:

@@ -107,6 +107,19 @@ def _upsert_plan(
     return answer, writes, text_changed
 
 
+def _check_room(conversation: Conversation, added: list[str]) -> None:
+    """Refuse new items past the conversation's limit, before anything is written."""
+    limit = settings().research_max_evidence_items
+    held = len(conversation.get("evidence_revisions", {}))
+    if held + len(added) > limit:
+        raise ApiError(
+            ErrorCode.CONFLICT,
+            f"The conversation holds {held} evidence items and may hold {limit}; "
+            f"these {len(added)} new items would pass that. Remove items or start a new "
+            "conversation.",
+        )
+
+
 def upsert_evidence(call: Call) -> Reply:
     workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
     items = call.body["items"]
@@ -127,6 +140,7 @@ def upsert_evidence(call: Call) -> Reply:
             if snapshots[ref.path].exists
         }
         answer, writes, text_changed = _upsert_plan(items, existing)
+        _check_room(current, [evidence_id for evidence_id in writes if evidence_id not in existing])
         revision = current["revision"] + (1 if text_changed else 0)
         now = utcnow()
         for evidence_id, data in writes.items():

@@ -355,3 +355,18 @@ def test_reading_cited_evidence_is_one_batched_read_after_the_token(
     counter.calls.clear()
     read_evidence(research, list(research.evidence.items()))
     assert counter.calls == ["BatchGetDocuments", "BatchGetDocuments"]
+
+
+def test_new_evidence_past_the_conversation_limit_is_refused_and_nothing_is_written(
+    research: Research, configure: Configure
+) -> None:
+    configure(RESEARCH_MAX_EVIDENCE_ITEMS="5")
+    held = len(research.evidence)
+    revision = research.upsert([{"text": "Item four."}]).json()["conversation_revision"]
+    refused = research.upsert([{"text": "Item five."}, {"text": "Item six."}])
+    assert refused.status_code == 409, refused.text
+    assert "may hold 5" in refused.json()["message"]
+    path = f"workspaces/{research.workspace}/conversations/{research.conversation}"
+    assert len(list(db().collection(f"{path}/evidence").stream())) == held + 1
+    assert db().document(path).get().get("revision") == revision
+    assert research.upsert([{"text": "Item five."}]).status_code == 200
