@@ -36,9 +36,9 @@ def test_with_firestore_unreachable_a_read_answers_503_within_seconds_and_the_ho
 def test_a_transaction_that_cannot_even_begin_answers_503(
     research: Research, configure: Configure, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the caller's grant remembered, ask's first call to an unreachable database is
-    BeginTransaction; the library's rollback of a transaction that never began raises
-    ValueError, which must not hide that the database is unreachable."""
+    """With the caller's grant remembered, an evidence upsert's first call to an
+    unreachable database is BeginTransaction; the library's rollback of a transaction that
+    never began raises ValueError, which must not hide that the database is unreachable."""
     reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
     configure(AUTH_CACHE_SECONDS="60")
     research.world.gemini.respond_with(local_model.answer)
@@ -48,7 +48,7 @@ def test_a_transaction_that_cannot_even_begin_answers_503(
     settings.cache_clear()
     db.cache_clear()
     for _ in range(3):
-        reply = research.ask()
+        reply = research.upsert([{"text": "Onboarding is slow."}])
         assert reply.status_code == 503, reply.text
         assert reply.headers["Retry-After"] == "5"
     configure(FIRESTORE_EMULATOR_HOST=reachable)

@@ -1,0 +1,59 @@
+"""Firestore stopping mid-run: every request path answers 503 with Retry-After, never 500.
+
+A private emulator is started, used, then stopped while the host keeps serving; the
+closed-port case is in tests/research/test_firestore_faults.py."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from cli import emulator as emulator_module
+from tests.api import Api, Configure, World
+
+
+@pytest.fixture
+def private_emulator() -> Iterator[emulator_module.Emulator]:
+    started = emulator_module.start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def test_stopping_the_emulator_mid_run_answers_503_on_every_request_path(
+    world: World, api: Api, configure: Configure, private_emulator: emulator_module.Emulator
+) -> None:
+    reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
+    configure(FIRESTORE_EMULATOR_HOST=private_emulator.host, FIRESTORE_TIMEOUT_S="2")
+    workspace = world.tenant("workspace")
+    member = world.user(workspace, "ana", "member")
+    project = world.tenant("project")
+    writer = world.user(project, "pia", "member", capabilities=("agent:psychologist",))
+    created = api.post("/research-api/conversations/create", {"workspace_id": workspace}, member)
+    assert created.status_code == 201, created.text
+    conversation = created.json()["id"]
+    body = {"workspace_id": workspace, "conversation_id": conversation}
+    event = {
+        "id": "01JC4Z8QK3M7YV2N5T9B0PXHRA",
+        "agent": "dev-api",
+        "type": "message",
+        "at": "2026-11-01T09:00:00Z",
+    }
+    calls = [
+        ("/research-api/conversations/create", {"workspace_id": workspace}, member),
+        ("/research-api/evidence/upsert", {**body, "items": [{"text": "Slow."}]}, member),
+        ("/research-api/assistant/ask", {**body, "request_kind": "overview"}, member),
+        (f"/projects/{project}/sessions/s-1/events", {"events": [event]}, writer),
+    ]
+    for path, sent, token in calls:
+        assert api.post(path, sent, token).status_code < 300, path
+    private_emulator.stop()
+    for path, sent, token in calls:
+        reply = api.post(path, sent, token)
+        assert reply.status_code == 503, (path, reply.text)
+        assert reply.headers["Retry-After"] == "5"
+        assert reply.json()["code"] == "unavailable"
+    configure(FIRESTORE_EMULATOR_HOST=reachable)
