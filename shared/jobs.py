@@ -42,6 +42,8 @@ Job = Mapping[str, Any]
 Result = TypeVar("Result")
 
 UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED
+SWEEP_BATCH = 200
+"""How many stuck jobs (or silent sessions) one scheduled sweep ends, per kind."""
 LEASE_MARGIN_S = 5.0
 """Time kept between the end of the last Gemini call and the end of the lease, to settle."""
 

@@ -43,7 +43,6 @@ from shared.store import commit_if_unchanged, fields, transact
 NOT_READY_RETRY_S = "1"
 MAX_INPUT_BYTES = 64 * 1024
 """A session's input is stored with the session and again in its evaluation's details."""
-SWEEP_BATCH = 200
 
 
 def put_selection(call: Call) -> Reply:
@@ -230,6 +229,6 @@ def _titles(org_id: str, agent_id: str, seqs: list[int]) -> dict[int, str]:
 def sweep(request_id: str) -> Reply:
     """Freeze evaluations stuck past their lease or queue deadline with their fallback
     (Cloud Scheduler's job)."""
-    ended = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    ended = jobs.sweep(LIFECYCLE, jobs.SWEEP_BATCH)
     logs.info("Sweep froze stuck evaluations", request_id=request_id, ended=len(ended))
     return Reply({"ended": len(ended), "evaluations": ended})

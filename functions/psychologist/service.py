@@ -44,7 +44,6 @@ from shared.store import Changes, commit_if_unchanged, fields, transact, write_i
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
-SWEEP_BATCH = 200
 
 
 def _canonical(event: Event) -> str:
@@ -273,14 +272,14 @@ def sweep(request_id: str) -> Reply:
         .collection_group("sessions")
         .where(filter=FieldFilter("state", "==", SessionState.OPEN))
         .where(filter=FieldFilter("last_seen_at", "<", cutoff))
-        .limit(SWEEP_BATCH)
+        .limit(jobs.SWEEP_BATCH)
     )
     ended = [
         ref
         for ref in (snapshot.reference for snapshot in stale.stream())
         if _end_if_still_silent(ref, cutoff)
     ]
-    settled = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    settled = jobs.sweep(LIFECYCLE, jobs.SWEEP_BATCH)
     logs.info(
         "Sweep ended silent sessions and stuck analyses",
         request_id=request_id,

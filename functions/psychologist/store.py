@@ -23,10 +23,6 @@ PROJECTS = "projects"
 ANALYSES = "analyses"
 
 
-def project_ref(project_id: str) -> firestore.DocumentReference:
-    return document(PROJECTS, project_id)
-
-
 def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference:
     return document(PROJECTS, project_id, "sessions", session_id)
 

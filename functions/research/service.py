@@ -50,8 +50,6 @@ from shared.store import (
     write_if_unchanged,
 )
 
-SWEEP_BATCH = 200
-
 
 def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> Mapping[str, Any]:
     data = snapshot.to_dict() if snapshot.exists else None
@@ -467,6 +465,6 @@ def cancel(call: Call) -> Reply:
 
 def sweep(request_id: str) -> Reply:
     """Settle runs stuck past their lease or queue deadline (Cloud Scheduler's job)."""
-    ended = jobs.sweep(LIFECYCLE, SWEEP_BATCH)
+    ended = jobs.sweep(LIFECYCLE, jobs.SWEEP_BATCH)
     logs.info("Sweep settled stuck runs", request_id=request_id, ended=len(ended))
     return Reply({"ended": len(ended), "runs": ended})

@@ -119,7 +119,7 @@ def availability(status: str, failure: str | None) -> Availability:
         "configured": settings().gemini_configured,
         "reason": None if status in PENDING_OR_AVAILABLE else failure,
         "processor": PROCESSOR,
-        "retention_hours": 24,
+        "retention_hours": settings().retention_hours,
     }
 
 
