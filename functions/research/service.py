@@ -295,14 +295,6 @@ def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> Remembered 
     return cast(Remembered, data) if data is not None and not is_expired(data) else None
 
 
-def _holds_slot(run: Run | None, now: datetime) -> bool:
-    return (
-        run is not None
-        and run["status"] in (RunStatus.QUEUED, RunStatus.PROCESSING)
-        and not LIFECYCLE.stuck(run, now)
-    )
-
-
 def _unheld(slots: list[firestore.DocumentSnapshot[Any]], now: datetime) -> list[Any]:
     """Slots that are missing (released) or past their time."""
     return [s for s in slots if not s.exists or cast(Slot, s.to_dict())["until"] <= now]
@@ -312,24 +304,24 @@ def _free_slot(
     workspace_id: str, sampled: list[firestore.DocumentSnapshot[Any]], now: datetime
 ) -> firestore.DocumentSnapshot[Any] | None:
     """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
-    one; None when every slot is held. Settling a run releases its slot, so a free one
-    is usually among the sampled; otherwise every slot is read, and then the runs that
-    hold them, for a slot whose run settled without releasing it."""
+    one; None when every slot is held. Every way a run ends releases its slot in the same
+    commit, so a free one is usually among the sampled; otherwise the slots that exist
+    are listed in one query and a missing or expired one is read to be taken."""
     free = _unheld(sampled, now)
     if not free:
-        every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
-        slots = list(db().get_all(every))
-        free = _unheld(slots, now) or _settled_holders(workspace_id, slots, now)
+        free = _unheld_anywhere(workspace_id, now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
 
 
-def _settled_holders(
-    workspace_id: str, slots: list[firestore.DocumentSnapshot[Any]], now: datetime
-) -> list[firestore.DocumentSnapshot[Any]]:
-    """Slots whose runs no longer hold them, found by reading those runs."""
-    names = {slot.id: store.run_ref(workspace_id, slot.get("run_id")) for slot in slots}
-    runs = {r.reference.path: r.to_dict() for r in db().get_all(list(names.values()))}
-    return [s for s in slots if not _holds_slot(cast(Run | None, runs[names[s.id].path]), now)]
+def _unheld_anywhere(workspace_id: str, now: datetime) -> list[Any]:
+    held = {slot.id: slot for slot in store.slots(workspace_id).stream()}
+    every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
+    expired = [slot for slot in held.values() if cast(Slot, slot.to_dict())["until"] <= now]
+    missing = [ref for ref in every if ref.id not in held]
+    if not missing:
+        return expired
+    chosen = random.choice(missing)  # noqa: S311 - spreading, not a secret
+    return [*expired, *db().get_all([chosen])]
 
 
 def ask(call: Call) -> Reply:

@@ -86,6 +86,10 @@ def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference
     return [document(WORKSPACES, workspace_id, SLOTS, str(k)) for k in range(count)]
 
 
+def slots(workspace_id: str) -> firestore.CollectionReference:
+    return collection(WORKSPACES, workspace_id, SLOTS)
+
+
 def sampled_slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
     every = slot_refs(workspace_id, count)
     return every if count <= SLOT_SAMPLE else random.sample(every, SLOT_SAMPLE)
@@ -95,8 +99,9 @@ def release_slot(
     transaction: firestore.Transaction, workspace_id: str, run_id: str, run: Mapping[str, Any]
 ) -> None:
     """Free the run's slot if it still holds it: read, then deleted (a transaction's
-    reads come first, so call this before writing). For runs that end off the hot path:
-    cancelled, or ended by the sweep or before they started."""
+    reads come first, so call this before writing). For runs that end without a claim
+    that holds: cancelled, ended by the sweep or before they started, or settled after
+    their lease passed."""
     if "slot" not in run:
         return
     slot = document(WORKSPACES, workspace_id, SLOTS, run["slot"])

@@ -193,9 +193,11 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
     ) -> str:
         current = cast(Run | None, job)
         running = current is not None and current["status"] == RunStatus.PROCESSING
-        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
         if running and held:
             store.release_own_slot(transaction, workspace_id, run)
+        elif running:
+            store.release_slot(transaction, workspace_id, run_id, run)
+        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
         if current is None or not running:
             return current["status"] if current else "missing"
         common: Changes = {

@@ -85,11 +85,11 @@ def test_30_asks_at_once_on_one_conversation_admit_exactly_the_active_run_limit(
     assert sorted(run["generation"] for run in runs_of(research)) == [1, 2, 3]
 
 
-def test_30_asks_at_once_take_over_slots_whose_runs_are_gone_without_passing_the_limit(
+def test_30_asks_at_once_take_over_slots_past_their_time_without_passing_the_limit(
     research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="3")
-    until = datetime.now(UTC) + timedelta(hours=1)
+    until = datetime.now(UTC) - timedelta(seconds=1)
     for k in range(3):
         db().document(f"workspaces/{research.workspace}/slots/{k}").set(
             {"run_id": f"gone-{k}", "until": until}
@@ -99,3 +99,25 @@ def test_30_asks_at_once_take_over_slots_whose_runs_are_gone_without_passing_the
         [lambda c=c: research.ask(conversation_id=c) for c in conversations(research, 30)]
     )
     admits_exactly_the_limit(research, replies)
+
+
+def test_an_ask_finds_the_one_free_slot_even_when_its_sample_misses_it(
+    research: Research, configure: Configure
+) -> None:
+    """99 of 100 slots held: a sample of 8 misses the free one 92 times in 100, and the ask
+    then lists the slots. Each admitted run settles (the stand-in fails it), which frees
+    the slot again; the last one is held on Gemini, and the next ask finds no slot."""
+    configure(RESEARCH_MAX_ACTIVE_RUNS="100")
+    until = datetime.now(UTC) + timedelta(hours=1)
+    for k in range(1, 100):
+        db().document(f"workspaces/{research.workspace}/slots/{k}").set(
+            {"run_id": f"held-{k}", "until": until}
+        )
+    for _ in range(20):
+        asked = research.ask()
+        assert asked.status_code == 202, asked.text
+        research.settled(asked.json()["run"]["id"])
+    research.world.gemini.stall(5.0)
+    held = research.ask()
+    assert held.status_code == 202, held.text
+    assert research.ask().status_code == 429

@@ -80,6 +80,7 @@ def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
     )
     assert research.status(run_id).json()["message"] is None
     assert research.tokens_used() == research.world.gemini.reported_tokens()
+    assert research.slot_holders() == []
 
 
 def test_the_sweep_settles_runs_stuck_processing_or_queued(research: Research) -> None:
