@@ -305,23 +305,12 @@ def _free_slot(
 ) -> firestore.DocumentSnapshot[Any] | None:
     """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
     one; None when every slot is held. Every way a run ends releases its slot in the same
-    commit, so a free one is usually among the sampled; otherwise the slots that exist
-    are listed in one query and a missing or expired one is read to be taken."""
+    commit, so a free one is usually among the sampled; otherwise every slot is read."""
     free = _unheld(sampled, now)
     if not free:
-        free = _unheld_anywhere(workspace_id, now)
+        every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
+        free = _unheld(list(db().get_all(every)), now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
-
-
-def _unheld_anywhere(workspace_id: str, now: datetime) -> list[Any]:
-    held = {slot.id: slot for slot in store.slots(workspace_id).stream()}
-    every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
-    expired = [slot for slot in held.values() if cast(Slot, slot.to_dict())["until"] <= now]
-    missing = [ref for ref in every if ref.id not in held]
-    if not missing:
-        return expired
-    chosen = random.choice(missing)  # noqa: S311 - spreading, not a secret
-    return [*expired, *db().get_all([chosen])]
 
 
 def ask(call: Call) -> Reply:

@@ -86,10 +86,6 @@ def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference
     return [document(WORKSPACES, workspace_id, SLOTS, str(k)) for k in range(count)]
 
 
-def slots(workspace_id: str) -> firestore.CollectionReference:
-    return collection(WORKSPACES, workspace_id, SLOTS)
-
-
 def sampled_slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
     every = slot_refs(workspace_id, count)
     return every if count <= SLOT_SAMPLE else random.sample(every, SLOT_SAMPLE)
