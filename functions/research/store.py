@@ -68,9 +68,8 @@ def revision_field(evidence_id: str) -> str:
 
 SLOTS = "slots"
 """`workspaces/{ws}/slots/{0 … limit-1}`: `{run_id, until}`. A slot is free when it is
-missing (its run settled and released it), past `until`, or its run is no longer queued
-or processing; an ask takes a free slot by a commit conditioned on the slot as it read
-it, and the run records which slot it holds."""
+missing (every way its run ends deletes it) or past `until`; an ask takes a free slot by
+a commit conditioned on the slot as it read it, and the run records which slot it holds."""
 
 SLOT_SAMPLE = 8
 """How many slots, chosen at random, an ask reads first."""
@@ -82,8 +81,12 @@ by its id, so finishing runs spread their writes (Firestore sustains about one w
 second on one document); an ask reads all of them in the read it makes anyway."""
 
 
+def slot_ref(workspace_id: str, slot: str) -> firestore.DocumentReference:
+    return document(WORKSPACES, workspace_id, SLOTS, slot)
+
+
 def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
-    return [document(WORKSPACES, workspace_id, SLOTS, str(k)) for k in range(count)]
+    return [slot_ref(workspace_id, str(k)) for k in range(count)]
 
 
 def sampled_slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
@@ -100,7 +103,7 @@ def release_slot(
     their lease passed."""
     if "slot" not in run:
         return
-    slot = document(WORKSPACES, workspace_id, SLOTS, run["slot"])
+    slot = slot_ref(workspace_id, run["slot"])
     if (slot.get(transaction=transaction).to_dict() or {}).get("run_id") == run_id:
         transaction.delete(slot)
 
@@ -111,7 +114,7 @@ def release_own_slot(
     """Free the slot of a run settling while its claim holds, without reading it: until
     the lease ends no ask may take that slot over (its `until` lies past the lease)."""
     if "slot" in run:
-        transaction.delete(document(WORKSPACES, workspace_id, SLOTS, run["slot"]))
+        transaction.delete(slot_ref(workspace_id, run["slot"]))
 
 
 def usage_refs(workspace_id: str) -> list[firestore.DocumentReference]:

@@ -64,15 +64,26 @@ def admits_exactly_the_limit(research: Research, replies: list[requests.Response
     assert len(runs_of(research)) == 3
 
 
-def test_30_asks_at_once_on_30_conversations_admit_exactly_the_active_run_limit(
-    research: Research, configure: Configure
-) -> None:
+def hold_slots(research: Research, slots: range, until: datetime) -> None:
+    for k in slots:
+        db().document(f"workspaces/{research.workspace}/slots/{k}").set(
+            {"run_id": f"held-{k}", "until": until}
+        )
+
+
+def asks_on_30_conversations_admit_exactly_3(research: Research, configure: Configure) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="3")
     research.world.gemini.stall(5.0, times=3)
     replies = at_once(
         [lambda c=c: research.ask(conversation_id=c) for c in conversations(research, 30)]
     )
     admits_exactly_the_limit(research, replies)
+
+
+def test_30_asks_at_once_on_30_conversations_admit_exactly_the_active_run_limit(
+    research: Research, configure: Configure
+) -> None:
+    asks_on_30_conversations_admit_exactly_3(research, configure)
 
 
 def test_30_asks_at_once_on_one_conversation_admit_exactly_the_active_run_limit(
@@ -88,31 +99,18 @@ def test_30_asks_at_once_on_one_conversation_admit_exactly_the_active_run_limit(
 def test_30_asks_at_once_take_over_slots_past_their_time_without_passing_the_limit(
     research: Research, configure: Configure
 ) -> None:
-    configure(RESEARCH_MAX_ACTIVE_RUNS="3")
-    until = datetime.now(UTC) - timedelta(seconds=1)
-    for k in range(3):
-        db().document(f"workspaces/{research.workspace}/slots/{k}").set(
-            {"run_id": f"gone-{k}", "until": until}
-        )
-    research.world.gemini.stall(5.0, times=3)
-    replies = at_once(
-        [lambda c=c: research.ask(conversation_id=c) for c in conversations(research, 30)]
-    )
-    admits_exactly_the_limit(research, replies)
+    hold_slots(research, range(3), datetime.now(UTC) - timedelta(seconds=1))
+    asks_on_30_conversations_admit_exactly_3(research, configure)
 
 
 def test_an_ask_finds_the_one_free_slot_even_when_its_sample_misses_it(
     research: Research, configure: Configure
 ) -> None:
     """99 of 100 slots held: a sample of 8 misses the free one 92 times in 100, and the ask
-    then lists the slots. Each admitted run settles (the stand-in fails it), which frees
+    then reads every slot. Each admitted run settles (the stand-in fails it), which frees
     the slot again; the last one is held on Gemini, and the next ask finds no slot."""
     configure(RESEARCH_MAX_ACTIVE_RUNS="100")
-    until = datetime.now(UTC) + timedelta(hours=1)
-    for k in range(1, 100):
-        db().document(f"workspaces/{research.workspace}/slots/{k}").set(
-            {"run_id": f"held-{k}", "until": until}
-        )
+    hold_slots(research, range(1, 100), datetime.now(UTC) + timedelta(hours=1))
     for _ in range(20):
         asked = research.ask()
         assert asked.status_code == 202, asked.text
