@@ -301,15 +301,19 @@ def _unheld(slots: list[firestore.DocumentSnapshot[Any]], now: datetime) -> list
 
 
 def _free_slot(
-    workspace_id: str, sampled: list[firestore.DocumentSnapshot[Any]], now: datetime
+    first: list[firestore.DocumentSnapshot[Any]],
+    later: list[list[firestore.DocumentReference]],
+    now: datetime,
 ) -> firestore.DocumentSnapshot[Any] | None:
     """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
     one; None when every slot is held. Every way a run ends releases its slot in the same
-    commit, so a free one is usually among the sampled; otherwise every slot is read."""
-    free = _unheld(sampled, now)
-    if not free:
-        every = store.slot_refs(workspace_id, settings().research_max_active_runs_per_workspace)
-        free = _unheld(list(db().get_all(every)), now)
+    commit, so a free one is usually among the first read; the later rounds are read one
+    at a time until one holds a free slot."""
+    free = _unheld(first, now)
+    for refs in later:
+        if free:
+            break
+        free = _unheld(list(db().get_all(refs)), now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
 
 
@@ -328,11 +332,13 @@ def ask(call: Call) -> Reply:
     )
     conversation = store.conversation_ref(workspace_id, conversation_id)
     config = settings()
-    slot_refs = store.sampled_slot_refs(workspace_id, config.research_max_active_runs_per_workspace)
+    first_slots, *later_slots = store.slot_rounds(
+        workspace_id, config.research_max_active_runs_per_workspace
+    )
     usage_refs = store.usage_refs(workspace_id)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        refs = [conversation, *([key_ref] if key_ref else []), *slot_refs, *usage_refs]
+        refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *usage_refs]
         snapshots = {s.reference.path: s for s in db().get_all(refs)}
         holder = snapshots[conversation.path]
         current = _live_conversation(holder)
@@ -343,7 +349,7 @@ def ask(call: Call) -> Reply:
         run_id = new_uuid()
         run = _new_run(call, current, store.tokens_used(snapshots[r.path] for r in usage_refs))
         if run["status"] == RunStatus.QUEUED:
-            slot = _free_slot(workspace_id, [snapshots[r.path] for r in slot_refs], now)
+            slot = _free_slot([snapshots[r.path] for r in first_slots], later_slots, now)
             if slot is None:
                 raise _rate_limited()
             until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)

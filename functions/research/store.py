@@ -11,6 +11,7 @@ workspaces/{ws}/idempotency/{sha256(user, key)}   the run an Idempotency-Key cre
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -71,8 +72,10 @@ SLOTS = "slots"
 missing (every way its run ends deletes it) or past `until`; an ask takes a free slot by
 a commit conditioned on the slot as it read it, and the run records which slot it holds."""
 
-SLOT_SAMPLE = 8
-"""How many slots, chosen at random, an ask reads first."""
+SLOT_ROUNDS = (8, 64)
+"""An ask reads the slots in a random order, in widening rounds: the first 8 with its other
+reads, the next 64 only if those are all held, then the rest only if those are too. A
+workspace far from its limit costs one read; only one near it is read whole."""
 
 USAGE = "usage"
 USAGE_SHARDS = 8
@@ -89,9 +92,10 @@ def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference
     return [slot_ref(workspace_id, str(k)) for k in range(count)]
 
 
-def sampled_slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
-    every = slot_refs(workspace_id, count)
-    return every if count <= SLOT_SAMPLE else random.sample(every, SLOT_SAMPLE)
+def slot_rounds(workspace_id: str, count: int) -> list[list[firestore.DocumentReference]]:
+    order = random.sample(slot_refs(workspace_id, count), count)
+    ends = [end for end in itertools.accumulate(SLOT_ROUNDS) if end < count] + [count]
+    return [order[start:end] for start, end in itertools.pairwise([0, *ends])]
 
 
 def release_slot(
