@@ -4,6 +4,7 @@ entry points, with no auth, no validation and no logging. Never deployed."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -80,7 +81,7 @@ def floor_ask(request: flask.Request) -> flask.Response:
     run = ws.collection("runs").document()
     batch = _db().batch()
     batch.create(run, {"status": "queued", "conversation_id": conversation.id})
-    batch.set(slots[0], {"run_id": run.id})
+    batch.set(slots[0], {"run_id": run.id, "until": datetime.now(UTC)})
     batch.update(
         conversation,
         {"run_count": (current.to_dict() or {})["run_count"] + 1},
