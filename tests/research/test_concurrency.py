@@ -107,8 +107,9 @@ def test_an_ask_finds_the_one_free_slot_even_when_its_sample_misses_it(
     research: Research, configure: Configure
 ) -> None:
     """99 of 100 slots held: the first 8 read miss the free one 92 times in 100, and the ask
-    then reads the next 64, and the last 28 if those miss it too. Each admitted run settles (the stand-in fails it), which frees
-    the slot again; the last one is held on Gemini, and the next ask finds no slot."""
+    then reads the next 64, and the last 28 if those miss it too. Each admitted run settles
+    (the stand-in fails it), which frees the slot again; the last one is held on Gemini, and
+    the next ask finds no slot."""
     configure(RESEARCH_MAX_ACTIVE_RUNS="100")
     hold_slots(research, range(1, 100), datetime.now(UTC) + timedelta(hours=1))
     for _ in range(20):
