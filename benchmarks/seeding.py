@@ -13,7 +13,6 @@ from cli.gemini_stand_in import GeminiTestServer, cited_research_answer
 if TYPE_CHECKING:
     from functions.psychologist.documents import Event
 
-CREATED = "google.cloud.firestore.document.v1.created"
 BENCH_ENV = {
     "AUTH_CACHE_SECONDS": "30",
     "RESEARCH_MAX_ACTIVE_RUNS": "1000",
@@ -99,9 +98,8 @@ def stored_hypotheses(project: str, count: int) -> None:
 def seed(gemini: GeminiTestServer) -> Seed:
     from functions.agentconnect import worker as connect_worker
     from functions.research import worker as research_worker
-    from shared import auth
+    from shared import auth, jobs
     from shared.clients import db
-    from shared.events import DocumentEvent
     from shared.ids import new_ulid, new_uuid
 
     client = db()
@@ -155,7 +153,7 @@ def seed(gemini: GeminiTestServer) -> Seed:
         {"workspace_id": workspace, "conversation_id": conversation, "request_kind": "overview"},
     )["run"]["id"]
     gemini.answer_json(cited_research_answer([(items[0]["evidence_id"], items[0]["revision"])]))
-    research_worker.process(DocumentEvent("seed", CREATED, f"workspaces/{workspace}/runs/{run}"))
+    jobs.process(research_worker.WORKER, {"workspaceId": workspace, "runId": run}, "seed")
 
     stored_hypotheses(project_small, 100)
     stored_hypotheses(project_large, 10_000)
@@ -189,11 +187,6 @@ def seed(gemini: GeminiTestServer) -> Seed:
         {"title": "t", "input": {}},
     )
     gemini.answer_json({"value": True, "probability": 0.9})
-    connect_worker.process(
-        DocumentEvent(
-            "seed",
-            CREATED,
-            f"orgs/{org}/agents/{seeded.agent}/agent_sessions/{started['sessionId']}",
-        )
-    )
+    session = {"orgId": org, "agentId": seeded.agent, "sessionId": started["sessionId"]}
+    jobs.process(connect_worker.WORKER, session, "seed")
     return seeded

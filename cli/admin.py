@@ -53,7 +53,8 @@ def add_parser(subparsers: Any) -> None:
         "admin",
         help="manage tenants, members and tokens",
         description="Tenants, members and tokens, written straight to Firestore: the emulator "
-        "of the running `evidencia serve` (or FIRESTORE_EMULATOR_HOST), or a real project "
+        "named by FIRESTORE_EMULATOR_HOST, else that of the running `evidencia serve` of this "
+        "checkout, or a real project "
         "only when --project names it. Every command says which Firestore it used.",
     )
     admin.add_argument(
@@ -148,17 +149,20 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _target(port: int | None, project: str | None) -> str:
-    """Point at the Firestore to use and say which: the emulator of the running local host
-    (the one on `port`, or the only one running), else FIRESTORE_EMULATOR_HOST, else the
-    real project named by `project`; without any of them, refuse."""
+    """Point at the Firestore to use and say which: the emulator of the local host on
+    `port`, else FIRESTORE_EMULATOR_HOST when it is set, else the emulator of the only
+    local host started from this checkout, else the real project named by `project`;
+    without any of them, refuse."""
     from cli.host import running_hosts
 
     hosts = running_hosts()
     if port is not None:
         if port not in hosts:
-            raise AdminError(f"No `evidencia serve` is running on port {port}.")
+            raise AdminError(f"No `evidencia serve` of this checkout is running on port {port}.")
         os.environ["FIRESTORE_EMULATOR_HOST"] = hosts[port]
         return f"the emulator at {hosts[port]} (evidencia serve on port {port})"
+    if os.environ.get("FIRESTORE_EMULATOR_HOST"):
+        return f"the emulator at {os.environ['FIRESTORE_EMULATOR_HOST']} (FIRESTORE_EMULATOR_HOST)"
     if len(hosts) > 1:
         ports = ", ".join(str(p) for p in sorted(hosts))
         raise AdminError(f"Local hosts are running on ports {ports}; say which with --port.")
@@ -166,14 +170,13 @@ def _target(port: int | None, project: str | None) -> str:
         [(found, emulator)] = hosts.items()
         os.environ["FIRESTORE_EMULATOR_HOST"] = emulator
         return f"the emulator at {emulator} (evidencia serve on port {found})"
-    if os.environ.get("FIRESTORE_EMULATOR_HOST"):
-        return f"the emulator at {os.environ['FIRESTORE_EMULATOR_HOST']} (FIRESTORE_EMULATOR_HOST)"
     if project:
         os.environ["GOOGLE_CLOUD_PROJECT"] = project
         return f"the real Firestore of project {project}"
     raise AdminError(
-        "No local host is running and FIRESTORE_EMULATOR_HOST is not set. Start one with "
-        "`make run`, or name a real project with `evidencia admin --project PROJECT ...`."
+        "No local host of this checkout is running and FIRESTORE_EMULATOR_HOST is not set. "
+        "Start one with `make run`, or name a real project with "
+        "`evidencia admin --project PROJECT ...`."
     )
 
 

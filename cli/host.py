@@ -37,7 +37,10 @@ from shared.http import log_request, request_id_of, werkzeug_rule
 from shared.ids import new_uuid
 from shared.models import PROFILES, profile_of
 
-OPENAPI = Path(__file__).resolve().parent.parent / "schemas" / "openapi.json"
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""The folder this code runs from: a host's state names it, so that tools find only the
+hosts started from their own checkout."""
+OPENAPI = CHECKOUT / "schemas" / "openapi.json"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 """Every method reaches the entry point, which answers what it does not serve with 405."""
 _CODE_BY_STATUS = {
@@ -322,6 +325,7 @@ def write_state(host: LocalHost) -> None:
         json.dumps(
             {
                 "pid": os.getpid(),
+                "checkout": str(CHECKOUT),
                 "port": host.port,
                 "url": host.url,
                 "firestore_emulator_host": host.emulator.host,
@@ -331,7 +335,8 @@ def write_state(host: LocalHost) -> None:
 
 
 def running_hosts() -> dict[int, str]:
-    """The emulator of each running `evidencia serve`, by its port."""
+    """The emulator of each running `evidencia serve` started from this checkout, by its
+    port (hosts of other checkouts on the same machine are not this project's)."""
     found: dict[int, str] = {}
     for path in _runtime_dir().glob(f"evidencia-serve-{os.getuid()}-*.json"):
         try:
@@ -339,7 +344,8 @@ def running_hosts() -> dict[int, str]:
             os.kill(int(state["pid"]), 0)
         except (OSError, ValueError, KeyError):
             continue
-        found[int(state["port"])] = str(state["firestore_emulator_host"])
+        if state.get("checkout") == str(CHECKOUT):
+            found[int(state["port"])] = str(state["firestore_emulator_host"])
     return found
 
 

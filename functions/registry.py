@@ -139,6 +139,14 @@ def trigger_entries() -> tuple[Entry, ...]:
     return tuple(entry for entry in ENTRIES if entry.kind == "trigger")
 
 
+def trigger_document(name: str) -> str:
+    """The document pattern whose creation runs the trigger `name`."""
+    document = BY_NAME[name].document
+    if document is None:
+        raise LookupError(f"{name} is not a trigger")
+    return document
+
+
 def scheduled_entries() -> tuple[Entry, ...]:
     return tuple(entry for entry in ENTRIES if entry.schedule is not None)
 

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, TypedDict
 
 from cachetools import TTLCache
 from google.cloud import firestore
@@ -29,6 +29,7 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_random_id
 from shared.retention import utcnow
+from shared.store import data_as
 
 
 class CredentialClass(StrEnum):
@@ -305,7 +306,7 @@ def _checked_token(
 ) -> TokenDocument | None:
     """The token document when the secret matches and the user part (if any) names its
     user; None otherwise."""
-    data = cast(TokenDocument, snapshot.to_dict()) if snapshot.exists else None
+    data = data_as(snapshot, TokenDocument)
     if data is None or not hmac.compare_digest(data["hash"], _hash(secret)):
         return None
     if encoded_user is not None and user != data["user_id"]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from google.events.cloud.firestore import DocumentEventData
@@ -67,3 +69,21 @@ def decode_document_event(event: Any) -> DocumentEvent:
         event_type=str(attributes.get("type", "")),
         path=path,
     )
+
+
+@cache
+def _pattern(document: str) -> re.Pattern[str]:
+    """`workspaces/{workspaceId}/runs/{runId}` as a regex with one group per parameter."""
+    parts = re.split(r"\{(\w+)\}", document)
+    literal, names = parts[::2], parts[1::2]
+    groups = [f"(?P<{name}>[^/]+)" for name in names]
+    body = "".join(
+        re.escape(text) + group for text, group in zip(literal, [*groups, ""], strict=True)
+    )
+    return re.compile(f"^{body}$")
+
+
+def path_params(document: str, path: str) -> dict[str, str] | None:
+    """The parameters of `path` under the document pattern, or None when it does not match."""
+    match = _pattern(document).match(path)
+    return match.groupdict() if match else None

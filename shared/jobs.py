@@ -2,25 +2,27 @@
 
 - **Claim**, in a transaction: a job waiting in its queue moves to its running status
   with a new claim id and a `lease_until`. A job found stuck (running past its lease, or
-  waiting past its queue deadline) is settled there and then as readers already show it.
+  waiting past its queue deadline) is ended there and then as readers already show it.
 - **Run**: the work gets the claim and its deadline (the lease less a margin, so every
   Gemini call ends in time). Whatever it raises settles the job: a `GeminiError` by its
   kind, anything else logged with its stack as `generation_unconfirmed`.
-- **Settle**, in one transaction, fenced by the lease: the result is written only while
-  the claim still holds (same claim id, still running, lease not passed). A worker that
-  lost its lease settles the job as readers were shown it, failed, and keeps its token
-  count, so a result shown as failed never turns completed.
+- **Settle**, in one transaction, fenced by the lease: the worker's result is written only
+  while its claim holds (same claim id, still running, lease not passed). A worker that
+  lost its lease ends the job as readers were shown it, the way the sweep would, and keeps
+  its token count, so a result shown as failed never turns completed and no spent token
+  goes uncounted.
 
-Every job document stores `status`, `claim` and `lease_until` under these names.
+`process` runs these steps for any API's `Worker`. Every job document stores `status`,
+`claim` and `lease_until` under these names.
 """
 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
@@ -34,12 +36,13 @@ from shared.retention import utcnow
 from shared.store import Changes, transact
 
 if TYPE_CHECKING:
-    from shared.events import DocumentEvent
     from shared.gemini import GeminiError
 
 Job = Mapping[str, Any]
 """Any API's job document; each API casts it to its own TypedDict."""
 Result = TypeVar("Result")
+Context = TypeVar("Context")
+Outcome = TypeVar("Outcome")
 
 UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED
 SWEEP_BATCH = 200
@@ -86,14 +89,21 @@ def stuck(job: Job, waiting: str, running: str, now: datetime) -> bool:
     return job["status"] == waiting and queue_deadline(job) <= now
 
 
-EndStuck = Callable[[firestore.Transaction, firestore.DocumentReference, Job], None]
+End = Callable[[firestore.Transaction, firestore.DocumentReference, Job, Changes], str]
+"""Write the terminal state of a job no worker settled in time, as readers already show
+it, with `kept` (the token usage of a worker that lost its lease, else nothing); returns
+the status written."""
 
 
 def fail_unconfirmed(
-    transaction: firestore.Transaction, ref: firestore.DocumentReference, _job: Job
-) -> None:
+    transaction: firestore.Transaction,
+    ref: firestore.DocumentReference,
+    _job: Job,
+    kept: Changes,
+) -> str:
     """How most jobs end stuck: failed, without knowing whether Gemini answered."""
-    transaction.update(ref, failed(UNCONFIRMED))
+    transaction.update(ref, {**kept, **failed(UNCONFIRMED)})
+    return JobStatus.FAILED
 
 
 @dataclass(frozen=True)
@@ -107,8 +117,12 @@ class Lifecycle:
     lease_seconds: Callable[[Settings], float]
     label: str
     """The log label that carries a job's id (`run_id`, `analysis_id`, `evaluation`)."""
-    end_stuck: EndStuck = fail_unconfirmed
-    """Write the terminal state of a job stuck past its lease or queue deadline."""
+    end: End = fail_unconfirmed
+
+    @property
+    def active(self) -> tuple[str, str]:
+        """The statuses of a job not yet settled."""
+        return self.waiting, self.running
 
     def lease(self) -> timedelta:
         return timedelta(seconds=self.lease_seconds(settings()))
@@ -124,16 +138,16 @@ class Claim:
     job: Job
     """The job document as claimed, claim fields included."""
     lease_until: datetime
+    lifecycle: Lifecycle
 
     @property
     def deadline(self) -> datetime:
         """When the work must be done, so that settling still fits in the lease."""
         return self.lease_until - timedelta(seconds=LEASE_MARGIN_S)
 
-    def holds(self, current: Job | None, running: str, now: datetime) -> bool:
+    def holds(self, current: Job, now: datetime) -> bool:
         return (
-            current is not None
-            and current["status"] == running
+            current["status"] == self.lifecycle.running
             and current.get("claim") == self.claim_id
             and current["lease_until"] > now
         )
@@ -159,7 +173,7 @@ def claim(
         logs.bind(**{lifecycle.label: ref.id}, trace=job.get("trace"))
         now = utcnow()
         if lifecycle.stuck(job, now):
-            lifecycle.end_stuck(transaction, ref, job)
+            lifecycle.end(transaction, ref, job, {})
             return None
         if job["status"] != lifecycle.waiting:
             return None
@@ -175,7 +189,7 @@ def claim(
             "started_at": now,
         }
         transaction.update(ref, changes)
-        return Claim(ref, changes["claim"], {**job, **changes}, lease_until)
+        return Claim(ref, changes["claim"], {**job, **changes}, lease_until, lifecycle)
 
     return transact(apply)
 
@@ -187,7 +201,7 @@ def end_if_stuck(ref: firestore.DocumentReference, lifecycle: Lifecycle) -> bool
         job = ref.get(transaction=transaction).to_dict()
         if job is None or not lifecycle.stuck(job, utcnow()):
             return False
-        lifecycle.end_stuck(transaction, ref, job)
+        lifecycle.end(transaction, ref, job, {})
         return True
 
     return transact(apply)
@@ -230,37 +244,89 @@ def run(
 
 
 Snapshots = dict[str, firestore.DocumentSnapshot[Any]]
-Write = Callable[[firestore.Transaction, Job | None, bool, Snapshots], Result]
-"""(transaction, current job, whether the claim still holds, other documents by path)."""
+Write = Callable[[firestore.Transaction, Job, Snapshots], str]
+"""Write the worker's result, given the job as it stands and the other documents read by
+path; returns the status written. Called only while the claim holds."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    status: str
+    """The job's status once settled (`missing` when its document is gone)."""
+    stored: bool
+    """Whether this worker's result was written (False when its claim no longer held)."""
 
 
 def settle(
     claimed: Claim,
-    running: str,
-    write: Write[Result],
-    refs: list[firestore.DocumentReference] | None = None,
-) -> Result:
-    """Run `write` in one transaction that first reads the job and `refs` together.
+    write: Write,
+    kept: Changes,
+    refs: Sequence[firestore.DocumentReference] = (),
+    always: Callable[[firestore.Transaction], None] | None = None,
+) -> Settled:
+    """Settle the job in one transaction that first reads it and `refs` together.
 
-    `write` learns whether the claim still holds, and must write the result only then;
-    otherwise it settles the job as readers were shown it, if it is still running."""
+    While the claim holds, `write` stores the result. A job still running under a claim
+    that lost its lease ends as readers were shown it, with `kept` (the worker's token
+    usage, in the job's own shape); a job no longer running is left as it is. `always`
+    writes what is due whatever the job's state (a token count), after the rest."""
     client = db()
+    lifecycle = claimed.lifecycle
 
-    def apply(transaction: firestore.Transaction) -> Result:
-        snapshots = client.get_all([claimed.ref, *(refs or [])], transaction=transaction)
+    def apply(transaction: firestore.Transaction) -> Settled:
+        snapshots = client.get_all([claimed.ref, *refs], transaction=transaction)
         by_path: Snapshots = {s.reference.path: s for s in snapshots}
-        job = by_path[claimed.ref.path]
-        current = job.to_dict() if job.exists else None
-        return write(transaction, current, claimed.holds(current, running, utcnow()), by_path)
+        current = by_path[claimed.ref.path].to_dict()
+        if current is None or current["status"] != lifecycle.running:
+            settled = Settled(current["status"] if current else "missing", stored=False)
+        elif claimed.holds(current, utcnow()):
+            settled = Settled(write(transaction, current, by_path), stored=True)
+        else:
+            settled = Settled(lifecycle.end(transaction, claimed.ref, current, kept), stored=False)
+        if always is not None:
+            always(transaction)
+        return settled
 
     return transact(apply)
 
 
-def deliver(event: Any, process: Callable[[DocumentEvent], None]) -> None:
-    """Hand a trigger's CloudEvent to its worker. An event that can never succeed (it
-    cannot be decoded, or its document is gone) is logged and acknowledged; any other
-    fault raises, so that the platform delivers the event again."""
-    from shared.events import EventDecodeError, decode_document_event
+@dataclass(frozen=True)
+class Worker(Generic[Context, Outcome]):
+    """One API's work on its jobs, as the steps `process` runs in order."""
+
+    noun: str
+    """What a job is called in log lines: `Run`, `Analysis`, `Evaluation`."""
+    claim: Callable[[Mapping[str, str]], tuple[Claim, Context] | None]
+    """Claim the job named by the event document's path parameters, with what the work
+    starts from; None when it is not waiting (taken, settled, or ended as stuck)."""
+    produce: Callable[[Claim, Context], Outcome]
+    failed: Callable[[Claim, Context, str, GeminiError | None], Outcome]
+    """The outcome of work that raised, with its failure code and Gemini's error if any."""
+    settle: Callable[[Claim, Outcome], Settled]
+    log: Callable[[Claim, Outcome, Settled], None]
+
+
+def process(worker: Worker[Context, Outcome], params: Mapping[str, str], event_id: str) -> None:
+    """Claim, run, settle and log one job."""
+    claimed = worker.claim(params)
+    if claimed is None:
+        logs.info(f"{worker.noun} already claimed or settled", event_id=event_id)
+        return
+    job, context = claimed
+    outcome = run(
+        job,
+        lambda started: worker.produce(started, context),
+        lambda code, error: worker.failed(job, context, code, error),
+    )
+    worker.log(job, outcome, worker.settle(job, outcome))
+
+
+def deliver(event: Any, document: str, worker: Worker[Any, Any]) -> None:
+    """Hand a trigger's CloudEvent to its worker; `document` is the registry's pattern of
+    the documents whose creation runs it. An event that can never succeed (it cannot be
+    decoded, names another document, or its job is gone) is logged and acknowledged; any
+    other fault raises, so that the platform delivers the event again."""
+    from shared.events import EventDecodeError, decode_document_event, path_params
 
     event_id = _event_id(event)
     with logs.scope():
@@ -271,8 +337,16 @@ def deliver(event: Any, process: Callable[[DocumentEvent], None]) -> None:
                 "Dropped an event that cannot be decoded", event_id=event_id, cause=str(error)
             )
             return
+        params = path_params(document, decoded.path)
+        if params is None:
+            logs.warning(
+                "Ignored an event for a document the trigger does not serve",
+                event_id=event_id,
+                document=decoded.path,
+            )
+            return
         try:
-            process(decoded)
+            process(worker, params, decoded.event_id)
         except JobGoneError:
             logs.warning(
                 "Dropped an event whose document is gone", event_id=event_id, document=decoded.path

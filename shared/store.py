@@ -1,20 +1,24 @@
-"""Firestore helpers every API uses: the transaction runner, and Firestore faults as API
-errors."""
+"""Firestore helpers every API uses: typed reads, the transaction runner and conditioned
+commits, and Firestore faults as API errors."""
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
 
 from google.api_core import exceptions
 from google.cloud import firestore
 
 from shared.clients import db
-from shared.errors import ApiError, ErrorCode
+from shared.errors import ApiError, ErrorCode, not_found
+from shared.retention import is_expired
 
 T = TypeVar("T")
+Stored = TypeVar("Stored", bound=Mapping[str, Any])
+"""A stored document's type (a TypedDict of one API's `documents.py`)."""
+Snapshot = firestore.DocumentSnapshot[Any]
 
 Changes = dict[str, Any]
 """What an `update` or a merging `set` writes: field paths to values or sentinels
@@ -41,6 +45,51 @@ def collection(*path: str) -> firestore.CollectionReference:
     """The collection at `path`, given as segments."""
     ref: firestore.CollectionReference = db().collection(*path)
     return ref
+
+
+def read_all(
+    refs: Iterable[firestore.DocumentReference], transaction: firestore.Transaction | None = None
+) -> dict[str, Snapshot]:
+    """Every document in one batched read, by path (a missing one is a snapshot that does
+    not exist)."""
+    return {s.reference.path: s for s in db().get_all(list(refs), transaction=transaction)}
+
+
+def as_stored(data: Mapping[str, Any], kind: type[Stored]) -> Stored:  # noqa: ARG001 - names the type
+    """Data this project wrote (a document as read, a job as claimed, a document with its
+    changes applied) as the type it was stored as: the one place that trusts the store."""
+    return cast(Stored, data)
+
+
+def data_as(snapshot: Snapshot, kind: type[Stored]) -> Stored | None:
+    """The document as the type this project stored it as; None when it does not exist."""
+    data = snapshot.to_dict() if snapshot.exists else None
+    return as_stored(data, kind) if data is not None else None
+
+
+def stream_as(
+    query: firestore.Query | firestore.CollectionReference, kind: type[Stored]
+) -> dict[str, Stored]:
+    """What a query finds, by document id in the order it answered, as their stored type."""
+    return {s.id: as_stored(s.to_dict() or {}, kind) for s in query.stream()}
+
+
+def read_as(
+    ref: firestore.DocumentReference,
+    kind: type[Stored],
+    transaction: firestore.Transaction | None = None,
+) -> Stored | None:
+    """One document read on its own, as its stored type; None when it does not exist."""
+    return data_as(ref.get(transaction=transaction), kind)
+
+
+def live_as(snapshot: Snapshot, kind: type[Stored], what: str) -> Stored:
+    """The document as its stored type; `404` naming `what` when it does not exist or is
+    past its `expires_at` (Firestore deletes expired documents up to a day late)."""
+    found = data_as(snapshot, kind)
+    if found is None or is_expired(found):
+        raise not_found(what)
+    return found
 
 
 def _lost_to_contention(error: Exception) -> bool:

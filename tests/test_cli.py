@@ -312,7 +312,7 @@ def test_admin_without_a_host_or_an_emulator_refuses_real_firestore_unless_named
         check=False,
     )
     assert done.returncode == 1
-    assert "No local host is running" in done.stderr
+    assert "No local host of this checkout is running" in done.stderr
     assert "--project PROJECT" in done.stderr
     assert "Traceback" not in done.stderr
 

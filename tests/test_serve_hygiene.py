@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from cli.emulator import Emulator, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +93,9 @@ def test_serve_on_a_busy_port_fails_at_once_and_starts_no_emulator(tmp_path: Pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_two_hosts_side_by_side_keep_their_own_emulator_and_state(tmp_path: Path) -> None:
+def test_two_hosts_side_by_side_keep_their_own_emulator_and_state(
+    tmp_path: Path, emulator: Emulator
+) -> None:
     env = environment(tmp_path)
     first_port, second_port = free_port(), free_port()
     with serving(first_port, env) as first, serving(second_port, env) as second:
@@ -112,6 +116,14 @@ def test_two_hosts_side_by_side_keep_their_own_emulator_and_state(tmp_path: Path
         org = json.loads(created.stdout)["id"]
         assert Emulator(second).document_exists(f"orgs/{org}")
         assert not Emulator(first).document_exists(f"orgs/{org}")
+        named = environment(tmp_path, emulator.host)
+        explicit = evidencia(named, "admin", "tenant", "create", "--kind", "org", "--json")
+        assert explicit.returncode == 0, explicit.stderr
+        assert f"the emulator at {emulator.host} (FIRESTORE_EMULATOR_HOST)" in explicit.stderr
+        elsewhere = json.loads(explicit.stdout)["id"]
+        assert emulator.document_exists(f"orgs/{elsewhere}")
+        hosts = (Emulator(first), Emulator(second))
+        assert not any(host.document_exists(f"orgs/{elsewhere}") for host in hosts)
     assert list(tmp_path.glob("evidencia-serve-*.json")) == []
     for port in (first_port, second_port):
         assert processes_naming(f"--functions_emulator=127.0.0.1:{port}") == []
@@ -146,3 +158,16 @@ def test_serve_accepts_an_emulator_that_delivers_its_triggers(tmp_path: Path) ->
             assert used == delivering.host
     finally:
         delivering.stop()
+
+
+def test_tools_count_only_the_hosts_started_from_their_own_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli.host import CHECKOUT, running_hosts
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    for port, checkout in ((4001, str(CHECKOUT)), (4002, "/elsewhere/evidencia")):
+        state = {"pid": os.getpid(), "checkout": checkout, "port": port}
+        state["firestore_emulator_host"] = f"127.0.0.1:{port + 1000}"
+        (tmp_path / f"evidencia-serve-{os.getuid()}-{port}.json").write_text(json.dumps(state))
+    assert running_hosts() == {4001: "127.0.0.1:5001"}

@@ -176,8 +176,6 @@ class Summary(EvaluationFields):
     outcome: Outcome
     status: EvaluationStatus
     details_expires_at: datetime
-    title: NotRequired[str]
-    """Only on summaries frozen before the title moved to the details."""
 
 
 class Clipped(TypedDict):

@@ -6,9 +6,12 @@ import functions_framework
 from cloudevents.http.event import CloudEvent
 
 from functions.agentconnect import worker
+from functions.registry import trigger_document
 from shared.jobs import deliver
+
+DOCUMENT = trigger_document("agentconnect_evaluation_worker")
 
 
 @functions_framework.cloud_event
 def agentconnect_evaluation_worker(event: CloudEvent) -> None:
-    deliver(event, worker.process)
+    deliver(event, DOCUMENT, worker.WORKER)

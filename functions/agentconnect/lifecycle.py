@@ -1,23 +1,72 @@
-"""How evaluations move through the shared job lifecycle: a stuck one freezes with the
-default target."""
+"""How evaluations move through the shared job lifecycle: the state a reader is shown
+before anything is written, and how a stuck one freezes with the default target."""
 
 from __future__ import annotations
 
-from typing import cast
+from datetime import datetime
 
 from google.cloud import firestore
 
 from functions.agentconnect import store
-from functions.agentconnect.documents import EvaluationStatus, PendingEvaluation
-from functions.agentconnect.views import stuck_summary
+from functions.agentconnect.documents import (
+    EvaluationStatus,
+    Outcome,
+    PendingEvaluation,
+    Summary,
+)
+from shared.config import settings
 from shared.jobs import Job, Lifecycle
-from shared.store import fields
+from shared.retention import utcnow
+from shared.store import Changes, as_stored, fields
 
 
-def _end_stuck(
-    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job
-) -> None:
-    transaction.set(ref, fields(stuck_summary(cast(PendingEvaluation, job))))
+def stuck(evaluation: PendingEvaluation | Summary, now: datetime | None = None) -> bool:
+    """An evaluation pending past its queue deadline, or evaluating past its lease."""
+    return LIFECYCLE.stuck(evaluation, now or utcnow())
+
+
+def stuck_summary(evaluation: PendingEvaluation, now: datetime | None = None) -> Summary:
+    """The frozen summary of an evaluation that no worker finished in time: the default
+    target, and an outcome that says why. Reads show it at once; the sweep or the next
+    delivery stores it."""
+    waited = (
+        "was never taken up"
+        if evaluation["status"] == EvaluationStatus.PENDING
+        else "did not finish"
+    )
+    reason = f"the evaluation {waited} in time; fell back to the default target"
+    return fallback_summary(evaluation, reason, now)
+
+
+def fallback_summary(
+    evaluation: PendingEvaluation, reason: str, now: datetime | None = None
+) -> Summary:
+    """A frozen summary that applies the default target, for `reason`."""
+    fallback = evaluation["fallback"]
+    return {
+        "seq": evaluation["seq"],
+        "at": now or utcnow(),
+        "sessionId": evaluation["sessionId"],
+        "decisionId": fallback["decisionId"],
+        "outcome": Outcome.FALLBACK,
+        "reason": reason,
+        "target": fallback["target"],
+        "answer": None,
+        "requestedModel": settings().gemini_model,
+        "actualModel": None,
+        "latencyMs": 0.0,
+        "usage": {"inputTokens": 0, "outputTokens": 0},
+        "status": EvaluationStatus.FROZEN,
+        "details_expires_at": evaluation["created_at"],
+    }
+
+
+def _end(
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job, kept: Changes
+) -> str:
+    """Freeze the default target, keeping the token usage of a worker that lost its lease."""
+    transaction.set(ref, fields({**stuck_summary(as_stored(job, PendingEvaluation)), **kept}))
+    return EvaluationStatus.FROZEN
 
 
 LIFECYCLE = Lifecycle(
@@ -26,5 +75,5 @@ LIFECYCLE = Lifecycle(
     EvaluationStatus.EVALUATING,
     lambda config: config.agentconnect_lease_seconds,
     "evaluation",
-    _end_stuck,
+    _end,
 )

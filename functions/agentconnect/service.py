@@ -15,21 +15,14 @@ from functions.agentconnect.documents import (
     AgentSession,
     Details,
     EvaluationStatus,
-    Fallback,
     PendingEvaluation,
     Selection,
     StoredSelection,
     Summary,
 )
-from functions.agentconnect.lifecycle import LIFECYCLE
+from functions.agentconnect.lifecycle import LIFECYCLE, stuck, stuck_summary
 from functions.agentconnect.selection import configuration_issues
-from functions.agentconnect.views import (
-    evaluation_view,
-    fallback_of,
-    selection_view,
-    stuck,
-    stuck_summary,
-)
+from functions.agentconnect.views import evaluation_view, fallback_of, selection_view
 from shared import auth, jobs, logs
 from shared.clients import db
 from shared.config import settings
@@ -38,7 +31,16 @@ from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.jsonbody import JsonObject
 from shared.retention import is_expired, utcnow
-from shared.store import commit_if_unchanged, fields, transact
+from shared.store import (
+    as_stored,
+    commit_if_unchanged,
+    data_as,
+    fields,
+    read_all,
+    read_as,
+    stream_as,
+    transact,
+)
 
 NOT_READY_RETRY_S = "1"
 MAX_INPUT_BYTES = 64 * 1024
@@ -56,7 +58,7 @@ def put_selection(call: Call) -> Reply:
     agent = store.agent_ref(org_id, agent_id)
 
     def apply(transaction: firestore.Transaction) -> StoredSelection:
-        current = cast(Agent, agent.get(transaction=transaction).to_dict() or {})
+        current = read_as(agent, Agent, transaction) or {}
         version = current.get("selection_version", 0) + 1
         stored: StoredSelection = {
             "version": version,
@@ -73,12 +75,6 @@ def put_selection(call: Call) -> Reply:
         return stored
 
     return Reply(selection_view(org_id, agent_id, transact(apply)), status=201)
-
-
-def _fallback_of_version(org_id: str, agent_id: str, version: int) -> Fallback:
-    """For agents whose selection was stored before the agent document kept its fallback."""
-    stored = store.selection_ref(org_id, agent_id, version).get()
-    return fallback_of(cast(StoredSelection, stored.to_dict())["selection"])
 
 
 def _check_input_size(session_input: JsonObject) -> None:
@@ -113,15 +109,13 @@ def start_session(call: Call) -> Reply:
     retention = timedelta(hours=settings().agentconnect_details_retention_hours)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        snapshots = {s.reference.path: s for s in db().get_all([agent, session])}
-        current = cast(Agent | None, snapshots[agent.path].to_dict())
+        snapshots = read_all([agent, session])
+        current = data_as(snapshots[agent.path], Agent)
         if current is None or "selection_version" not in current:
             raise conflict("This agent has no model selection yet: PUT one first.")
         if snapshots[session.path].exists:
             raise conflict(f"Session {session_id} has already started.")
-        fallback = current.get("selection_fallback") or _fallback_of_version(
-            org_id, agent_id, current["selection_version"]
-        )
+        fallback = current["selection_fallback"]
         seq = current.get("last_seq", 0) + 1
         now = utcnow()
         token, token_id, token_document = auth.token_document(
@@ -172,13 +166,13 @@ def get_evaluation(call: Call) -> Reply:
     org_id, agent_id, seq = call.params["orgId"], call.params["id"], call.params["seq"]
     summary_ref = store.evaluation_ref(org_id, agent_id, seq)
     details_ref = store.details_ref(org_id, agent_id, seq)
-    snapshots = {s.reference.path: s for s in db().get_all([summary_ref, details_ref])}
-    stored = cast(PendingEvaluation | Summary | None, snapshots[summary_ref.path].to_dict())
+    snapshots = read_all([summary_ref, details_ref])
+    stored = data_as(snapshots[summary_ref.path], Summary)
     if stored is None:
         raise not_found("The evaluation")
     _own_session_only(call, stored["sessionId"])
     if stored["status"] != EvaluationStatus.FROZEN:
-        pending = cast(PendingEvaluation, stored)
+        pending = as_stored(stored, PendingEvaluation)
         if stuck(pending):
             return Reply(evaluation_view(stuck_summary(pending), None))
         raise ApiError(
@@ -186,8 +180,8 @@ def get_evaluation(call: Call) -> Reply:
             f"Evaluation {seq} is not frozen yet; retry after {NOT_READY_RETRY_S} s.",
             headers={"Retry-After": NOT_READY_RETRY_S},
         )
-    details = cast(Details | None, snapshots[details_ref.path].to_dict())
-    return Reply(evaluation_view(cast(Summary, stored), details))
+    details = data_as(snapshots[details_ref.path], Details)
+    return Reply(evaluation_view(stored, details))
 
 
 def list_evaluations(call: Call) -> Reply:
@@ -200,7 +194,7 @@ def list_evaluations(call: Call) -> Reply:
     )
     if "pageToken" in call.params:
         query = query.start_after({"seq": int(call.params["pageToken"])})
-    found = [cast(Summary, s.to_dict()) for s in query.limit(limit + 1).stream()]
+    found = list(stream_as(query.limit(limit + 1), Summary).values())
     page = found[:limit]
     titles = _titles(org_id, agent_id, [summary["seq"] for summary in page])
     return Reply(
@@ -218,10 +212,12 @@ def _titles(org_id: str, agent_id: str, seqs: list[int]) -> dict[int, str]:
     are user text, kept only as long as the details), in one batched read."""
     refs = [store.details_ref(org_id, agent_id, seq) for seq in seqs]
     now = utcnow()
+    found = read_all(refs).values() if refs else []
     return {
         int(snapshot.id): details["title"]
-        for snapshot in (db().get_all(refs) if refs else [])
-        if (details := cast(Details, snapshot.to_dict() or {})).get("title") is not None
+        for snapshot in found
+        if (details := data_as(snapshot, Details)) is not None
+        and details.get("title") is not None
         and not is_expired(details, now)
     }
 

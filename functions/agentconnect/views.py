@@ -6,18 +6,13 @@ from datetime import datetime
 
 from functions.agentconnect.documents import (
     Details,
-    EvaluationStatus,
     EvaluationView,
     Fallback,
-    Outcome,
-    PendingEvaluation,
     Selection,
     SelectionView,
     StoredSelection,
     Summary,
 )
-from shared import jobs
-from shared.config import settings
 from shared.retention import is_expired, iso, utcnow
 
 
@@ -31,8 +26,7 @@ def evaluation_view(
 
     `detailsExpired` comes from the summary's own copy of the details' expiry, so a list
     that reads no details still says it truthfully. The session's title is user text and
-    lives with the details: once they expire it reads as "" (summaries stored before
-    kept it themselves)."""
+    lives with the details: once they expire it reads as ""."""
     now = now or utcnow()
     retained = details is not None and not is_expired(details, now)
     if retained and details is not None and "title" in details:
@@ -42,7 +36,7 @@ def evaluation_view(
         "seq": summary["seq"],
         "at": iso(summary["at"]),
         "sessionId": summary["sessionId"],
-        "title": title if title is not None else summary.get("title", ""),
+        "title": title if title is not None else "",
         "decisionId": summary["decisionId"],
         "outcome": summary["outcome"],
         "reason": summary["reason"],
@@ -85,47 +79,4 @@ def fallback_of(selection: Selection) -> Fallback:
     return {
         "target": selection["default"].copy(),
         "decisionId": selection["decision"]["decisionId"],
-    }
-
-
-def stuck(evaluation: PendingEvaluation | Summary, now: datetime | None = None) -> bool:
-    """An evaluation pending past its queue deadline, or evaluating past its lease."""
-    return jobs.stuck(
-        evaluation, EvaluationStatus.PENDING, EvaluationStatus.EVALUATING, now or utcnow()
-    )
-
-
-def stuck_summary(evaluation: PendingEvaluation, now: datetime | None = None) -> Summary:
-    """The frozen summary of an evaluation that no worker finished in time: the default
-    target, and an outcome that says why. Reads show it at once; the sweep or the next
-    delivery stores it."""
-    waited = (
-        "was never taken up"
-        if evaluation["status"] == EvaluationStatus.PENDING
-        else "did not finish"
-    )
-    reason = f"the evaluation {waited} in time; fell back to the default target"
-    return fallback_summary(evaluation, reason, now)
-
-
-def fallback_summary(
-    evaluation: PendingEvaluation, reason: str, now: datetime | None = None
-) -> Summary:
-    """A frozen summary that applies the default target, for `reason`."""
-    fallback = evaluation["fallback"]
-    return {
-        "seq": evaluation["seq"],
-        "at": now or utcnow(),
-        "sessionId": evaluation["sessionId"],
-        "decisionId": fallback["decisionId"],
-        "outcome": Outcome.FALLBACK,
-        "reason": reason,
-        "target": fallback["target"],
-        "answer": None,
-        "requestedModel": settings().gemini_model,
-        "actualModel": None,
-        "latencyMs": 0.0,
-        "usage": {"inputTokens": 0, "outputTokens": 0},
-        "status": EvaluationStatus.FROZEN,
-        "details_expires_at": evaluation["created_at"],
     }

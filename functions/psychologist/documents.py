@@ -56,13 +56,11 @@ class Event(TypedDict):
 
 class StoredEvent(TypedDict):
     """`projects/{p}/sessions/{s}/events/{sha256(eventId)}`: what makes ingestion idempotent and
-    the audit read possible. The event itself lives once, in its chunk; events stored
-    before chunks were referenced carry it here as `event`."""
+    the audit read possible. The event itself lives once, in its chunk, at `index`."""
 
     hash: str
-    chunk: NotRequired[str]
-    index: NotRequired[int]
-    event: NotRequired[Event]
+    chunk: str
+    index: int
     received_at: datetime
     expires_at: datetime
 
@@ -205,8 +203,7 @@ class Hypothesis(HypothesisFields):
     cites (so that it outlives them) and its expiry."""
 
     status: HypothesisStatus
-    decidedBy: DecidedBy | str | None
-    """A bare user id on decisions stored before `decidedBy` became an object."""
+    decidedBy: DecidedBy | None
     decidedAt: datetime | None
     createdAt: datetime
     updatedAt: datetime

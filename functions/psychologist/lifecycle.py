@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+from google.cloud import firestore
+
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisStatus
-from shared.jobs import Lifecycle
+from shared.jobs import UNCONFIRMED, Job, Lifecycle, failed
+from shared.store import Changes
+
+
+def stuck_detail(analysis: Job) -> str:
+    """Why an analysis no worker settled in time failed, in words."""
+    waited = (
+        "was never taken up" if analysis["status"] == AnalysisStatus.QUEUED else "did not finish"
+    )
+    return f"the analysis {waited} before its deadline"
+
+
+def _end(
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job, kept: Changes
+) -> str:
+    """Fail unconfirmed and say why, keeping the token usage of a worker that lost its lease."""
+    changes = {**kept, **failed(UNCONFIRMED), "failure_detail": stuck_detail(job)}
+    transaction.update(ref, changes)
+    return AnalysisStatus.FAILED
+
 
 LIFECYCLE = Lifecycle(
     store.ANALYSES,
@@ -12,5 +33,6 @@ LIFECYCLE = Lifecycle(
     AnalysisStatus.PROCESSING,
     lambda config: config.psychologist_lease_seconds,
     "analysis_id",
+    _end,
 )
 """A stuck analysis fails `generation_unconfirmed`."""

@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
@@ -40,7 +40,20 @@ from shared.errors import ApiError, ErrorCode, Issue, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_random_id, new_ulid
 from shared.retention import is_expired, parse_instant, to_micros, utcnow
-from shared.store import Changes, commit_if_unchanged, fields, transact, write_if_unchanged
+from shared.store import (
+    Changes,
+    Snapshot,
+    as_stored,
+    commit_if_unchanged,
+    data_as,
+    fields,
+    live_as,
+    read_all,
+    read_as,
+    stream_as,
+    transact,
+    write_if_unchanged,
+)
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
@@ -109,9 +122,9 @@ def ingest_events(call: Call) -> Reply:
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
 
     def plan(writes: firestore.WriteBatch) -> Reply:
-        snapshots = {s.reference.path: s for s in db().get_all([session, *event_refs.values()])}
+        snapshots = read_all([session, *event_refs.values()])
         held = snapshots[session.path]
-        current = cast(Session | None, held.to_dict())
+        current = data_as(held, Session)
         if current is not None and current["state"] != SessionState.OPEN:
             raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
         now = utcnow()
@@ -150,14 +163,14 @@ def ingest_events(call: Call) -> Reply:
 
 def _track_session(
     writes: firestore.WriteBatch,
-    held: firestore.DocumentSnapshot[Any],
+    held: Snapshot,
     fresh: list[Event],
     now: datetime,
 ) -> None:
     """Create the session with its first batch; later batches change it only by
     transforms (count, agents, first and last event time), which need no read, and move
     `last_seen_at` at most once per heartbeat interval."""
-    current = cast(Session | None, held.to_dict())
+    current = data_as(held, Session)
     if current is not None and not fresh:
         return
     micros = [to_micros(parse_instant(event["at"])) for event in fresh]
@@ -238,7 +251,7 @@ def close_session(
         transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
         changes["analysis_id"] = analysis_id
     transaction.update(store.session_ref(project_id, session_id), changes)
-    return cast(Session, {**current, **changes})
+    return as_stored({**current, **changes}, Session)
 
 
 def end_session(call: Call) -> Reply:
@@ -249,10 +262,9 @@ def end_session(call: Call) -> Reply:
     session = store.session_ref(project_id, session_id)
 
     def apply(transaction: firestore.Transaction) -> Session:
-        snapshot = session.get(transaction=transaction)
-        if not snapshot.exists:
+        current = read_as(session, Session, transaction)
+        if current is None:
             raise not_found("The session")
-        current = cast(Session, snapshot.to_dict())
         if current["state"] != SessionState.OPEN:
             raise conflict(f"The session has already ended ({current['state']}).")
         return close_session(transaction, project_id, session_id, state, cause, current)
@@ -293,7 +305,7 @@ def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime)
     project_id = session.parent.parent.id
 
     def apply(transaction: firestore.Transaction) -> bool:
-        current = cast(Session | None, session.get(transaction=transaction).to_dict())
+        current = read_as(session, Session, transaction)
         if (
             current is None
             or current["state"] != SessionState.OPEN
@@ -325,9 +337,7 @@ def create_analysis(call: Call) -> Reply:
 
 def get_analysis(call: Call) -> Reply:
     snapshot = store.analysis_ref(call.params["projectId"], call.params["analysisId"]).get()
-    analysis = cast(Analysis | None, snapshot.to_dict())
-    if analysis is None or is_expired(analysis):
-        raise not_found("The analysis")
+    analysis = live_as(snapshot, Analysis, "The analysis")
     return Reply(analysis_view(analysis))
 
 
@@ -362,7 +372,7 @@ def list_hypotheses(call: Call) -> Reply:
         created, hypothesis_id = _decode_page_token(params["pageToken"])
         query = query.start_after({"createdAt": created, "id": hypothesis_id})
     now = utcnow()
-    found = [cast(Hypothesis, s.to_dict()) for s in query.limit(limit + 1).stream()]
+    found = list(stream_as(query.limit(limit + 1), Hypothesis).values())
     page = found[:limit]
     shown = [data for data in page if not is_expired(data, now)]
     headers = {"X-Next-Page-Token": _page_token(page[-1])} if len(found) > limit else {}
@@ -374,10 +384,7 @@ def decide(call: Call) -> Reply:
     ref = store.hypotheses(project_id).document(hypothesis_id)
 
     def apply(transaction: firestore.Transaction) -> Hypothesis:
-        snapshot = ref.get(transaction=transaction)
-        current = cast(Hypothesis | None, snapshot.to_dict())
-        if current is None or is_expired(current):
-            raise not_found("The hypothesis")
+        current = live_as(ref.get(transaction=transaction), Hypothesis, "The hypothesis")
         now = utcnow()
         changes: Changes = {
             "status": call.body["status"],
@@ -396,7 +403,7 @@ def decide(call: Call) -> Reply:
             "expires_at": current.get("expires_at"),
         }
         transaction.create(ref.collection("decisions").document(new_ulid()), fields(decision))
-        return cast(Hypothesis, {**current, **changes})
+        return as_stored({**current, **changes}, Hypothesis)
 
     return Reply(hypothesis_view(transact(apply)))
 
@@ -409,11 +416,9 @@ def decision_history(call: Call) -> Reply:
     its status, from what, when and why. Two reads: the hypothesis, then its history."""
     project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
     ref = store.hypotheses(project_id).document(hypothesis_id)
-    snapshot = ref.get()
-    if not snapshot.exists or is_expired(snapshot.to_dict() or {}):
-        raise not_found("The hypothesis")
+    live_as(ref.get(), Hypothesis, "The hypothesis")
     query = ref.collection("decisions").order_by("decidedAt", direction=firestore.Query.DESCENDING)
-    decisions = [cast(Decision, s.to_dict()) for s in query.limit(HISTORY_LIMIT).stream()]
+    decisions = stream_as(query.limit(HISTORY_LIMIT), Decision).values()
     return Reply(
         {"hypothesisId": hypothesis_id, "decisions": [decision_view(d) for d in decisions]}
     )
@@ -422,17 +427,16 @@ def decision_history(call: Call) -> Reply:
 def read_events(call: Call) -> Reply:
     project_id, session_id = call.params["projectId"], call.params["sessionId"]
     ids = list(dict.fromkeys(call.params["ids"].split(",")))
-    client = db()
     now = utcnow()
     refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in ids}
-    snapshots = {s.reference.path: s for s in client.get_all(list(refs.values()))}
-    read = {event_id: snapshots[ref.path].to_dict() for event_id, ref in refs.items()}
+    snapshots = read_all(refs.values())
+    read = {event_id: data_as(snapshots[ref.path], StoredEvent) for event_id, ref in refs.items()}
     stored = {
-        event_id: cast(StoredEvent, data)
+        event_id: data
         for event_id, data in read.items()
         if data is not None and not is_expired(data, now)
     }
-    chunks = _chunks_of(client, project_id, session_id, stored.values(), now)
+    chunks = _chunks_of(project_id, session_id, stored.values(), now)
     found: list[Event] = []
     for event_id in ids:
         event = _event_of(stored.get(event_id), chunks)
@@ -444,7 +448,6 @@ def read_events(call: Call) -> Reply:
 
 
 def _chunks_of(
-    client: firestore.Client,
     project_id: str,
     session_id: str,
     stored: Iterable[StoredEvent],
@@ -452,20 +455,18 @@ def _chunks_of(
 ) -> dict[str, list[Event]]:
     """The retained chunks that hold `stored` events, decoded, read in one round trip."""
     collection = store.event_chunks(project_id, session_id)
-    names = sorted({data["chunk"] for data in stored if "chunk" in data})
+    names = sorted({data["chunk"] for data in stored})
     chunks: dict[str, list[Event]] = {}
-    for snapshot in client.get_all([collection.document(name) for name in names]):
-        data = cast(EventChunk | None, snapshot.to_dict())
+    for snapshot in read_all([collection.document(name) for name in names]).values():
+        data = data_as(snapshot, EventChunk)
         if data is not None and not is_expired(data, now):
-            chunks[snapshot.id] = cast(list[Event], json.loads(data["events_json"]))
+            chunks[snapshot.id] = json.loads(data["events_json"])
     return chunks
 
 
 def _event_of(stored: StoredEvent | None, chunks: dict[str, list[Event]]) -> Event | None:
-    """An event from its chunk; events stored before chunks were referenced hold it."""
+    """An event from its chunk (None when the event or its chunk is gone)."""
     if stored is None:
         return None
-    if "event" in stored:
-        return stored["event"]
-    chunk = chunks.get(stored.get("chunk", ""))
-    return chunk[stored["index"]] if chunk is not None and "index" in stored else None
+    chunk = chunks.get(stored["chunk"])
+    return chunk[stored["index"]] if chunk is not None else None

@@ -17,7 +17,7 @@ from functions.psychologist.documents import (
     SessionView,
     TokenUsage,
 )
-from shared import jobs
+from functions.psychologist.lifecycle import LIFECYCLE, stuck_detail
 from shared.auth import Principal
 from shared.jobs import UNCONFIRMED
 from shared.retention import from_micros, iso, utcnow
@@ -36,13 +36,6 @@ def decider(principal: Principal) -> DecidedBy:
     }
 
 
-def _decided_by(stored: DecidedBy | str | None) -> DecidedBy | None:
-    """Decisions stored before `decidedBy` became an object kept the user id alone."""
-    if isinstance(stored, str):
-        return {"userId": stored, "credentialClass": None, "displayName": None}
-    return stored
-
-
 def hypothesis_view(data: Hypothesis) -> HypothesisView:
     """Exactly the contract's fields: the stored event copies stay internal."""
     return {
@@ -58,7 +51,7 @@ def hypothesis_view(data: Hypothesis) -> HypothesisView:
         "evidenceEventIds": list(data["evidenceEventIds"]),
         "terminationAnalysis": data.get("terminationAnalysis"),
         "status": data["status"],
-        "decidedBy": _decided_by(data.get("decidedBy")),
+        "decidedBy": data["decidedBy"],
         "decidedAt": _iso_or_none(data.get("decidedAt")),
         "createdAt": iso(data["createdAt"]),
         "updatedAt": iso(data["updatedAt"]),
@@ -103,24 +96,26 @@ NO_USAGE: TokenUsage = {
 }
 
 
-def analysis_state(data: Analysis) -> tuple[str, str | None]:
-    """An analysis processing past its lease, or queued past its queue deadline, failed
-    unconfirmed, as a reader must see it (the sweep or the next delivery stores that)."""
-    if jobs.stuck(data, AnalysisStatus.QUEUED, AnalysisStatus.PROCESSING, utcnow()):
-        return AnalysisStatus.FAILED, UNCONFIRMED
-    return data["status"], data.get("failure_code")
+def analysis_state(data: Analysis) -> tuple[str, str | None, str | None]:
+    """The status, failure code and failure detail as a reader must see them: an analysis
+    processing past its lease, or queued past its queue deadline, failed unconfirmed (the
+    sweep or the next delivery stores that)."""
+    if LIFECYCLE.stuck(data, utcnow()):
+        return AnalysisStatus.FAILED, UNCONFIRMED, stuck_detail(data)
+    detail = data.get("failure_detail") if data["status"] == AnalysisStatus.FAILED else None
+    return data["status"], data.get("failure_code"), detail
 
 
 def analysis_view(data: Analysis) -> AnalysisView:
     usage = data.get("usage") or NO_USAGE
-    status, failure = analysis_state(data)
+    status, failure, detail = analysis_state(data)
     return {
         "id": data["id"],
         "projectId": data["project_id"],
         "sessionId": data["session_id"],
         "status": status,
         "failureCode": failure,
-        "failureDetail": data.get("failure_detail") if status == AnalysisStatus.FAILED else None,
+        "failureDetail": detail,
         "trigger": data["trigger"],
         "createdAt": iso(data["created_at"]),
         "startedAt": _iso_or_none(data.get("started_at")),

@@ -9,12 +9,12 @@ analysis is still this worker's.
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 from google.cloud import firestore
 
@@ -46,16 +46,15 @@ from functions.psychologist.prompts import (
     combine_call,
 )
 from functions.psychologist.signals import find_signals
-from shared import jobs, logs
+from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
 from shared.config import settings
-from shared.events import DocumentEvent
 from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
 from shared.ids import new_ulid
-from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
+from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
-from shared.store import Changes, fields
+from shared.store import Changes, as_stored, fields, read_as, stream_as
 from shared.validation import Schema, load_schema
 
 REJECTION_BYTES = 16 * 1024
@@ -89,9 +88,6 @@ def _within_bytes(rejection: Rejected) -> Rejected:
         proposal = {"clipped": text, "truncated": True}
     reasons = [clip_utf8(reason, 1_000)[0] for reason in rejection["reasons"][:REASONS_KEPT]]
     return {"phase": rejection["phase"], "hypothesis": proposal, "reasons": reasons}
-
-
-ANALYSIS_PATH = re.compile(r"^projects/(?P<project>[^/]+)/analyses/(?P<analysis>[^/]+)$")
 
 
 class AnalysisFailedError(Exception):
@@ -145,8 +141,10 @@ def parse_output(data: Any) -> ModelOutput:
     return parse_strictly(ModelOutput, data)
 
 
-def claim(project_id: str, analysis_id: str) -> Claim | None:
-    return jobs.claim(store.analysis_ref(project_id, analysis_id), LIFECYCLE)
+def claim(params: Mapping[str, str]) -> tuple[Claim, Outcome] | None:
+    ref = store.analysis_ref(params["projectId"], params["analysisId"])
+    claimed = jobs.claim(ref, LIFECYCLE)
+    return (claimed, Outcome()) if claimed is not None else None
 
 
 def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
@@ -155,13 +153,11 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     Events are read from the session's event chunks: a few JSON documents instead of one
     document per event, which keeps a 100,000-event log within seconds."""
     project_id, session_id = analysis["project_id"], analysis["session_id"]
-    session = cast(Session | None, store.session_ref(project_id, session_id).get().to_dict())
+    session = read_as(store.session_ref(project_id, session_id), Session)
     now = utcnow()
     events: list[Event] = []
-    for snapshot in (
-        store.event_chunks(project_id, session_id).select(["events_json", "expires_at"]).stream()
-    ):
-        chunk = cast(EventChunk, snapshot.to_dict())
+    chunks = store.event_chunks(project_id, session_id).select(["events_json", "expires_at"])
+    for chunk in stream_as(chunks, EventChunk).values():
         if not is_expired(chunk, now):
             events.extend(json.loads(chunk["events_json"]))
     events.sort(key=lambda event: (parse_instant(event["at"]), event["id"]))
@@ -277,7 +273,7 @@ def _checked(
 def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
     above all) is still there to settle with."""
-    session, events = load_log(cast(Analysis, claimed.job))
+    session, events = load_log(as_stored(claimed.job, Analysis))
     outcome.event_count = len(events)
     outcome.session = session
     if session is not None:
@@ -369,45 +365,42 @@ def copied_events(cited: list[Event]) -> list[Event]:
     for event in cited:
         size = stored_size(event)
         if used + size > COPIED_EVENT_BYTES:
-            event = cast(Event, {key: value for key, value in event.items() if key != "data"})
+            event = as_stored({key: value for key, value in event.items() if key != "data"}, Event)
             size = stored_size(event)
         copied.append(event)
         used += size
     return copied
 
 
-def finish(claimed: Claim, outcome: Outcome) -> str:
-    analysis = cast(Analysis, claimed.job)
+def finish(claimed: Claim, outcome: Outcome) -> Settled:
+    analysis = as_stored(claimed.job, Analysis)
     project_id, session = analysis["project_id"], outcome.session
     stored = (
         [_stored_hypothesis(analysis, session, h, outcome.cited_events) for h in outcome.accepted]
         if session is not None
         else []
     )
+    usage: Changes = {"usage": outcome.usage}
 
-    def write(
-        transaction: firestore.Transaction,
-        current: Job | None,
-        held: bool,
-        _snapshots: Snapshots,
-    ) -> str:
-        if current is None or current["status"] != AnalysisStatus.PROCESSING:
-            return current["status"] if current else "missing"
+    def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         common: Changes = {
+            **usage,
             "signals": outcome.signals,
             "event_count": outcome.event_count,
             "chunk_count": outcome.chunk_count,
             "calls": outcome.calls,
-            "usage": outcome.usage,
             "rejected": stored_rejections(outcome.rejected),
             "rejected_count": len(outcome.rejected),
         }
-        failure = outcome.failure if held else UNCONFIRMED
-        if failure:
-            detail = outcome.cause if held else "the worker's lease passed before it settled"
+        if outcome.failure:
             transaction.update(
                 claimed.ref,
-                {**common, **jobs.failed(failure), "failure_detail": detail, "hypothesis_ids": []},
+                {
+                    **common,
+                    **jobs.failed(outcome.failure),
+                    "failure_detail": outcome.cause,
+                    "hypothesis_ids": [],
+                },
             )
             return AnalysisStatus.FAILED
         for hypothesis in stored:
@@ -426,27 +419,17 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         )
         return AnalysisStatus.COMPLETED
 
-    return jobs.settle(claimed, AnalysisStatus.PROCESSING, write)
+    return jobs.settle(claimed, write, usage)
 
 
-def process(event: DocumentEvent) -> None:
-    match = ANALYSIS_PATH.match(event.path)
-    if match is None:
-        logs.warning("Ignored an event for a document that is not an analysis", document=event.path)
-        return
-    claimed = claim(match.group("project"), match.group("analysis"))
-    if claimed is None:
-        logs.info(
-            "Analysis already claimed or settled", document=event.path, event_id=event.event_id
-        )
-        return
-    outcome = Outcome()
+def failed(_claimed: Claim, outcome: Outcome, code: str, error: GeminiError | None) -> Outcome:
+    outcome.failure = code
+    outcome.cause = jobs.cause_of(error)
+    return outcome
 
-    def failed(code: str, error: GeminiError | None) -> Outcome:
-        outcome.failure = code
-        outcome.cause = jobs.cause_of(error)
-        return outcome
 
-    jobs.run(claimed, lambda job: produce(job, outcome), failed)
-    status = finish(claimed, outcome)
-    jobs.log_settled("Analysis settled", status, outcome.failure, **outcome.summary())
+def log(_claimed: Claim, outcome: Outcome, settled: Settled) -> None:
+    jobs.log_settled("Analysis settled", settled.status, outcome.failure, **outcome.summary())
+
+
+WORKER = jobs.Worker("Analysis", claim, produce, failed, finish, log)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from google.cloud import firestore
 
@@ -18,6 +18,7 @@ from shared.auth import (
     role_allows,
     token_is_live,
 )
+from shared.store import data_as, read_all
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,9 @@ class Grant:
     ) -> bool:
         token_ref, membership_ref = self.refs(client)
         token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
-        if token is None or member is None or not token.exists or not member.exists:
+        data = data_as(token, TokenDocument) if token is not None else None
+        if data is None or member is None or not member.exists:
             return False
-        data = cast(TokenDocument, token.to_dict())
         if not token_is_live(data):
             return False
         principal = principal_from_document(self.token_id, data)
@@ -84,7 +85,7 @@ def still_granted(client: firestore.Client, grant: Grant, caller: Principal | No
     cached, held = _GRANTS.get(grant)
     if cached:
         return bool(held)
-    snapshots = {s.reference.path: s for s in client.get_all(grant.refs(client))}
+    snapshots = read_all(grant.refs(client))
     held = grant.holds(snapshots, client)
     _GRANTS.put(grant, held)
     return bool(held)

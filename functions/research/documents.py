@@ -114,8 +114,8 @@ class Conversation(TypedDict):
     workspace_id: str
     title: str | None
     revision: int
-    evidence_revisions: NotRequired[dict[str, int]]
-    """Absent from conversations stored before it was kept."""
+    evidence_revisions: dict[str, int]
+    """{evidence id: revision} of every item the conversation holds."""
     run_count: int
     created_by: str
     created_at: datetime

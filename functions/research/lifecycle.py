@@ -1,27 +1,54 @@
-"""How research runs move through the shared job lifecycle, and how a stuck run ends."""
+"""How research runs move through the shared job lifecycle: how a stuck run ends, and the
+state a reader is shown before anything is written."""
 
 from __future__ import annotations
 
-from typing import cast
+from datetime import datetime
 
 from google.cloud import firestore
 
 from functions.research import store
-from functions.research.documents import Run, RunStatus
-from functions.research.views import effective_state
+from functions.research.documents import FailureCode, Run, RunStatus
 from shared.jobs import UNCONFIRMED, Job, Lifecycle, failed
+from shared.retention import utcnow
+from shared.store import Changes, as_stored
+
+
+def effective_state(data: Run, now: datetime | None = None) -> tuple[str, str | None]:
+    """The run's status and failure code as a reader must see them now.
+
+    A run past `expires_at` is expired even while Firestore still holds it; a run whose
+    worker lease (or queue deadline) passed without an outcome failed unconfirmed. Both
+    are derived on read so that a read never writes.
+    """
+    now = now or utcnow()
+    if data["expires_at"] <= now:
+        return RunStatus.EXPIRED, FailureCode.EXPIRED
+    if LIFECYCLE.stuck(data, now):
+        return RunStatus.FAILED, UNCONFIRMED
+    return data["status"], data.get("failure_code")
+
+
+def fail(
+    transaction: firestore.Transaction,
+    ref: firestore.DocumentReference,
+    run: Run,
+    code: str,
+    kept: Changes | None = None,
+) -> None:
+    """Fail the run with `code` and free its slot (the slot is read, so call this before
+    writing anything else)."""
+    store.release_slot(transaction, run["workspace_id"], ref.id, run)
+    transaction.update(ref, {**(kept or {}), **failed(code)})
 
 
 def end(
-    transaction: firestore.Transaction,
-    ref: firestore.DocumentReference,
-    job: Job,
-    code: str | None = None,
-) -> None:
-    """Fail the run (by default as readers now see it) and free its slot."""
-    run = cast(Run, job)
-    store.release_slot(transaction, run["workspace_id"], ref.id, run)
-    transaction.update(ref, failed(code or effective_state(run)[1] or UNCONFIRMED))
+    transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job, kept: Changes
+) -> str:
+    """End a run no worker settled in time as readers now see it, keeping `kept`."""
+    run = as_stored(job, Run)
+    fail(transaction, ref, run, effective_state(run)[1] or UNCONFIRMED, kept)
+    return RunStatus.FAILED
 
 
 LIFECYCLE = Lifecycle(

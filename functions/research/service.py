@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -43,23 +43,21 @@ from shared.jsonbody import JsonObject
 from shared.retention import expires_at, is_expired, utcnow
 from shared.store import (
     Changes,
+    Snapshot,
+    as_stored,
     commit_if_unchanged,
+    data_as,
     fields,
+    live_as,
+    read_all,
     transact,
     unchanged_since,
     write_if_unchanged,
 )
 
 
-def _live(snapshot: firestore.DocumentSnapshot[Any], what: str) -> Mapping[str, Any]:
-    data = snapshot.to_dict() if snapshot.exists else None
-    if data is None or is_expired(data):
-        raise not_found(what)
-    return data
-
-
-def _live_conversation(snapshot: firestore.DocumentSnapshot[Any]) -> Conversation:
-    return cast(Conversation, _live(snapshot, "The conversation"))
+def _live_conversation(snapshot: Snapshot) -> Conversation:
+    return live_as(snapshot, Conversation, "The conversation")
 
 
 def create_conversation(call: Call) -> Reply:
@@ -108,7 +106,7 @@ def _upsert_plan(
 def _check_room(conversation: Conversation, added: list[str]) -> None:
     """Refuse new items past the conversation's limit, before anything is written."""
     limit = settings().research_max_evidence_items
-    held = len(conversation.get("evidence_revisions", {}))
+    held = len(conversation["evidence_revisions"])
     if held + len(added) > limit:
         raise ApiError(
             ErrorCode.CONFLICT,
@@ -130,12 +128,12 @@ def upsert_evidence(call: Call) -> Reply:
         refs = [conversation] + [
             store.evidence_ref(workspace_id, conversation_id, evidence_id) for evidence_id in named
         ]
-        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
+        snapshots = read_all(refs, transaction)
         current = _live_conversation(snapshots[conversation.path])
         existing = {
-            ref.id: cast(Evidence, snapshots[ref.path].to_dict())
+            ref.id: found
             for ref in refs[1:]
-            if snapshots[ref.path].exists
+            if (found := data_as(snapshots[ref.path], Evidence)) is not None
         }
         answer, writes, text_changed = _upsert_plan(items, existing)
         _check_room(current, [evidence_id for evidence_id in writes if evidence_id not in existing])
@@ -150,7 +148,6 @@ def upsert_evidence(call: Call) -> Reply:
             revisions = {
                 store.revision_field(evidence_id): data["revision"]
                 for evidence_id, data in writes.items()
-                if store.EVIDENCE_REVISIONS in current
             }
             transaction.update(conversation, {"revision": revision, "updated_at": now, **revisions})
         return Reply({"items": answer, "conversation_revision": revision})
@@ -168,19 +165,15 @@ def remove_evidence(call: Call) -> Reply:
             store.evidence_ref(workspace_id, conversation_id, evidence_id)
             for evidence_id in evidence_ids
         ]
-        snapshots = {s.reference.path: s for s in db().get_all(refs, transaction=transaction)}
-        current = _live(snapshots[conversation.path], "The conversation")
+        snapshots = read_all(refs, transaction)
+        current = _live_conversation(snapshots[conversation.path])
         missing = [ref.id for ref in refs[1:] if not snapshots[ref.path].exists]
         if missing:
             raise not_found(f"Evidence {', '.join(missing)}")
         for ref in refs[1:]:
             transaction.delete(ref)
         revision = current["revision"] + 1
-        removed = {
-            store.revision_field(ref.id): firestore.DELETE_FIELD
-            for ref in refs[1:]
-            if store.EVIDENCE_REVISIONS in current
-        }
+        removed = {store.revision_field(ref.id): firestore.DELETE_FIELD for ref in refs[1:]}
         transaction.update(conversation, {"revision": revision, "updated_at": utcnow(), **removed})
         return Reply({"conversation_revision": revision})
 
@@ -199,13 +192,12 @@ def read_evidence(call: Call) -> Reply:
         ref["evidence_id"]: store.evidence_ref(workspace_id, conversation_id, ref["evidence_id"])
         for ref in cited
     }
-    snapshots = {s.reference.path: s for s in db().get_all([conversation, *refs.values()])}
+    snapshots = read_all([conversation, *refs.values()])
     _live_conversation(snapshots[conversation.path])
     now = utcnow()
     items = []
     for ref in cited:
-        snapshot = snapshots[refs[ref["evidence_id"]].path]
-        stored = cast(Evidence | None, snapshot.to_dict() if snapshot.exists else None)
+        stored = data_as(snapshots[refs[ref["evidence_id"]].path], Evidence)
         items.append(evidence_at(ref, None if stored and is_expired(stored, now) else stored))
     return Reply({"items": items})
 
@@ -282,7 +274,7 @@ def _replay(workspace_id: str, remembered: Remembered, body_hash: str) -> Reply:
     """The answer an earlier ask with the same Idempotency-Key gave, read again."""
     if remembered["request_hash"] != body_hash:
         raise conflict("This Idempotency-Key was used with a different request.")
-    run = cast(Run, _live(store.run_ref(workspace_id, remembered["run_id"]).get(), "The run"))
+    run = live_as(store.run_ref(workspace_id, remembered["run_id"]).get(), Run, "The run")
     return _accepted(remembered["run_id"], run, run["conversation_revision"])
 
 
@@ -290,14 +282,14 @@ def _accepted(run_id: str, run: Run, revision: int) -> Reply:
     return Reply({"run": run_view(run_id, run), "conversation_revision": revision}, status=202)
 
 
-def _remembered(snapshot: firestore.DocumentSnapshot[Any] | None) -> Remembered | None:
-    data = snapshot.to_dict() if snapshot is not None and snapshot.exists else None
-    return cast(Remembered, data) if data is not None and not is_expired(data) else None
+def _remembered(snapshot: Snapshot | None) -> Remembered | None:
+    data = data_as(snapshot, Remembered) if snapshot is not None else None
+    return data if data is not None and not is_expired(data) else None
 
 
-def _unheld(slots: list[firestore.DocumentSnapshot[Any]], now: datetime) -> list[Any]:
+def _unheld(slots: Iterable[Snapshot], now: datetime) -> list[Snapshot]:
     """Slots that are missing (released) or past their time."""
-    return [s for s in slots if not s.exists or cast(Slot, s.to_dict())["until"] <= now]
+    return [s for s in slots if (slot := data_as(s, Slot)) is None or slot["until"] <= now]
 
 
 def _free_slot(
@@ -313,7 +305,7 @@ def _free_slot(
     for refs in later:
         if free:
             break
-        free = _unheld(list(db().get_all(refs)), now)
+        free = _unheld(read_all(refs).values(), now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
 
 
@@ -339,7 +331,7 @@ def ask(call: Call) -> Reply:
 
     def plan(batch: firestore.WriteBatch) -> Reply:
         refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *usage_refs]
-        snapshots = {s.reference.path: s for s in db().get_all(refs)}
+        snapshots = read_all(refs)
         holder = snapshots[conversation.path]
         current = _live_conversation(holder)
         remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
@@ -374,8 +366,8 @@ def ask(call: Call) -> Reply:
     return reply
 
 
-def _run_in_conversation(call: Call, snapshot: firestore.DocumentSnapshot[Any]) -> Run:
-    data = cast(Run | None, snapshot.to_dict() if snapshot.exists else None)
+def _run_in_conversation(call: Call, snapshot: Snapshot) -> Run:
+    data = data_as(snapshot, Run)
     if data is None or data["conversation_id"] != call.body["conversation_id"]:
         raise not_found("The run")
     return data
@@ -385,10 +377,10 @@ def status(call: Call) -> Reply:
     workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
     run_ref = store.run_ref(workspace_id, call.body["run_id"])
     conversation = store.conversation_ref(workspace_id, conversation_id)
-    snapshots = {s.reference.path: s for s in db().get_all([run_ref, conversation])}
+    snapshots = read_all([run_ref, conversation])
     run = _run_in_conversation(call, snapshots[run_ref.path])
     holder = snapshots[conversation.path]
-    current = cast(Conversation | None, holder.to_dict() if holder.exists else None)
+    current = data_as(holder, Conversation)
     revision = current["revision"] if current else run["conversation_revision"]
     completed = run["status"] == RunStatus.COMPLETED
     lost = _why_not_current(run, current, call.principal) if completed else None
@@ -405,26 +397,16 @@ def _why_not_current(run: Run, conversation: Conversation | None, caller: Princi
         return FailureCode.ACCESS_CHANGED
     message = run["message"]
     cited = [ref for _, ref in references(message["answer"])] if message else []
-    held = _evidence_revisions(run, conversation, {ref["evidence_id"] for ref in cited})
+    held = (
+        conversation["evidence_revisions"]
+        if conversation is not None and not is_expired(conversation)
+        else {}
+    )
     if any(ref["evidence_id"] not in held for ref in cited):
         return FailureCode.SOURCE_UNAVAILABLE
     if any(held[ref["evidence_id"]] != ref["revision"] for ref in cited):
         return FailureCode.CONTEXT_CHANGED
     return None
-
-
-def _evidence_revisions(
-    run: Run, conversation: Conversation | None, cited: set[str]
-) -> dict[str, int]:
-    """The revision of every evidence item the conversation holds (at least of those cited).
-
-    Conversations created before they kept `evidence_revisions` are read item by item."""
-    if conversation is None or is_expired(conversation):
-        return {}
-    if "evidence_revisions" in conversation:
-        return dict(conversation["evidence_revisions"])
-    refs = [store.evidence_ref(run["workspace_id"], run["conversation_id"], e) for e in cited]
-    return {s.id: (s.to_dict() or {})["revision"] for s in db().get_all(refs) if s.exists}
 
 
 def cancel(call: Call) -> Reply:
@@ -444,7 +426,7 @@ def cancel(call: Call) -> Reply:
         }
         store.release_slot(transaction, call.body["workspace_id"], run_ref.id, run)
         transaction.update(run_ref, changes)
-        return cast(Run, {**run, **changes})
+        return as_stored({**run, **changes}, Run)
 
     run = transact(apply)
     return Reply({"run": run_view(run_ref.id, run)})

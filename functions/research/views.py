@@ -12,17 +12,15 @@ from functions.research.documents import (
     EvidenceAtRevision,
     EvidenceRef,
     EvidenceState,
-    FailureCode,
     MessageView,
     Run,
     RunStatus,
     RunView,
     StatusView,
 )
-from shared import jobs
+from functions.research.lifecycle import effective_state
 from shared.config import settings
-from shared.jobs import UNCONFIRMED
-from shared.retention import iso, utcnow
+from shared.retention import iso
 
 PROCESSOR = "Google Gemini"
 TERMINAL = frozenset(
@@ -62,21 +60,6 @@ def conversation_view(conversation_id: str, data: Conversation) -> ConversationV
         "created_at": iso(data["created_at"]),
         "expires_at": iso(data["expires_at"]),
     }
-
-
-def effective_state(data: Run, now: datetime | None = None) -> tuple[str, str | None]:
-    """The run's status and failure code as a reader must see them now.
-
-    A run past `expires_at` is expired even while Firestore still holds it; a run whose
-    worker lease (or queue deadline) passed without an outcome failed unconfirmed. Both
-    are derived on read so that a read never writes.
-    """
-    now = now or utcnow()
-    if data["expires_at"] <= now:
-        return RunStatus.EXPIRED, FailureCode.EXPIRED
-    if jobs.stuck(data, RunStatus.QUEUED, RunStatus.PROCESSING, now):
-        return RunStatus.FAILED, UNCONFIRMED
-    return data["status"], data.get("failure_code")
 
 
 def run_view(run_id: str, data: Run, now: datetime | None = None) -> RunView:

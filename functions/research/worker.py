@@ -8,9 +8,9 @@ it failed). Nothing here writes into the run's path from a create event of its o
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from google.cloud import firestore
 
@@ -25,6 +25,7 @@ from functions.research.checks import (
 from functions.research.citations import cited_ids
 from functions.research.documents import (
     Answer,
+    Conversation,
     Evidence,
     FailureCode,
     Message,
@@ -34,18 +35,14 @@ from functions.research.documents import (
     TokenUsage,
 )
 from functions.research.prompts import build_prompt
-from functions.research.views import effective_state
-from shared import jobs, logs
+from shared import jobs
 from shared.clients import db
 from shared.config import settings
-from shared.events import DocumentEvent
 from shared.gemini import NO_USAGE, GeminiError, Output, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
-from shared.jobs import UNCONFIRMED, Claim, Job, Snapshots
+from shared.jobs import UNCONFIRMED, Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, utcnow
-from shared.store import Changes
-
-RUN_PATH = re.compile(r"^workspaces/(?P<workspace>[^/]+)/runs/(?P<run>[^/]+)$")
+from shared.store import Changes, as_stored, read_all, read_as
 
 
 @dataclass
@@ -76,25 +73,28 @@ def stored_usage(usage: Usage) -> TokenUsage:
     }
 
 
-def claim(workspace_id: str, run_id: str) -> Claim | None:
+def claim(params: Mapping[str, str]) -> tuple[Claim, Outcome] | None:
     """Move a queued run to processing; None when there is nothing (more) to do."""
-    run_ref = store.run_ref(workspace_id, run_id)
+    workspace_id = params["workspaceId"]
+    run_ref = store.run_ref(workspace_id, params["runId"])
 
-    def start(transaction: firestore.Transaction, run: Job) -> Changes | None:
+    def start(transaction: firestore.Transaction, job: Job) -> Changes | None:
+        run = as_stored(job, Run)
         if is_expired(run):
-            lifecycle.end(transaction, run_ref, run)
+            lifecycle.end(transaction, run_ref, run, {})
             return None
         conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
-        conversation = conversation_ref.get(transaction=transaction).to_dict()
+        conversation = read_as(conversation_ref, Conversation, transaction)
         if conversation is None or is_expired(conversation):
-            lifecycle.end(transaction, run_ref, run, FailureCode.SOURCE_UNAVAILABLE)
+            lifecycle.fail(transaction, run_ref, run, FailureCode.SOURCE_UNAVAILABLE)
             return None
         return {
             "conversation_revision": conversation["revision"],
             "model_id": settings().gemini_model,
         }
 
-    return jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
+    claimed = jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
+    return (claimed, Outcome()) if claimed is not None else None
 
 
 def _preflight(run: Run) -> str | None:
@@ -102,7 +102,7 @@ def _preflight(run: Run) -> str | None:
     client = db()
     grant = asker_grant(run)
     usage = store.usage_refs(run["workspace_id"])
-    snapshots = {s.reference.path: s for s in client.get_all([*grant.refs(client), *usage])}
+    snapshots = read_all([*grant.refs(client), *usage])
     if not grant.holds(snapshots, client):
         return FailureCode.ACCESS_CHANGED
     if store.tokens_used(snapshots[ref.path] for ref in usage) >= (
@@ -114,13 +114,16 @@ def _preflight(run: Run) -> str | None:
 
 def _evidence(run: Run) -> dict[str, Evidence]:
     collection = store.evidence_collection(run["workspace_id"], run["conversation_id"])
-    return {snapshot.id: cast(Evidence, snapshot.to_dict()) for snapshot in collection.stream()}
+    return {
+        snapshot.id: as_stored(snapshot.to_dict() or {}, Evidence)
+        for snapshot in collection.stream()
+    }
 
 
 def produce(claimed: Claim, outcome: Outcome) -> Outcome:
     """Fill `outcome` as the run goes, so that a fault after Gemini answered still
     settles with the tokens it spent."""
-    run = cast(Run, claimed.job)
+    run = as_stored(claimed.job, Run)
     config = settings()
     if not config.gemini_configured:
         outcome.failure = FailureCode.NOT_CONFIGURED
@@ -175,40 +178,25 @@ def _settlement(
     return None
 
 
-def finish(claimed: Claim, outcome: Outcome) -> str:
-    """Write the result or failure and count tokens, in one transaction. Returns the status."""
+def finish(claimed: Claim, outcome: Outcome) -> Settled:
+    """Write the result or failure in one transaction; the run's tokens are counted on
+    the workspace whatever state the run is in."""
     client = db()
-    run = cast(Run, claimed.job)
+    run = as_stored(claimed.job, Run)
     workspace_id, run_id = run["workspace_id"], claimed.ref.id
     conversation_ref = store.conversation_ref(workspace_id, run["conversation_id"])
     cited_evidence = sorted(cited_ids(outcome.answer)) if outcome.answer else []
     cited = [store.evidence_ref(workspace_id, run["conversation_id"], e) for e in cited_evidence]
     grant_refs = asker_grant(run).refs(client) if outcome.answer else []
+    usage: Changes = {"usage": stored_usage(outcome.usage)}
 
-    def write(
-        transaction: firestore.Transaction,
-        job: Job | None,
-        held: bool,
-        snapshots: Snapshots,
-    ) -> str:
-        current = cast(Run | None, job)
-        running = current is not None and current["status"] == RunStatus.PROCESSING
-        if running and held:
-            store.release_own_slot(transaction, workspace_id, run)
-        elif running:
-            store.release_slot(transaction, workspace_id, run_id, run)
-        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
-        if current is None or not running:
-            return current["status"] if current else "missing"
+    def write(transaction: firestore.Transaction, current: Job, snapshots: Snapshots) -> str:
+        store.release_own_slot(transaction, workspace_id, run)
         common: Changes = {
-            "usage": stored_usage(outcome.usage),
+            **usage,
             "model_version": outcome.model_version,
             "rejected": outcome.rejected,
         }
-        if not held:
-            _, shown = effective_state(current)
-            transaction.update(claimed.ref, {**common, **jobs.failed(shown or UNCONFIRMED)})
-            return RunStatus.FAILED
         failure = FailureCode.EXPIRED if is_expired(current) else outcome.failure
         if failure is None:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
@@ -235,30 +223,25 @@ def finish(claimed: Claim, outcome: Outcome) -> str:
         )
         return RunStatus.COMPLETED
 
+    def count_tokens(transaction: firestore.Transaction) -> None:
+        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
+
     return jobs.settle(
-        claimed, RunStatus.PROCESSING, write, [conversation_ref, *grant_refs, *cited]
+        claimed, write, usage, [conversation_ref, *grant_refs, *cited], always=count_tokens
     )
 
 
-def process(event: DocumentEvent) -> None:
-    match = RUN_PATH.match(event.path)
-    if match is None:
-        logs.warning("Ignored an event for a document that is not a run", document=event.path)
-        return
-    workspace_id, run_id = match.group("workspace"), match.group("run")
-    claimed = claim(workspace_id, run_id)
-    if claimed is None:
-        logs.info("Run already claimed or settled", event_id=event.event_id)
-        return
-    outcome = Outcome()
+def failed(_claimed: Claim, outcome: Outcome, code: str, error: GeminiError | None) -> Outcome:
+    outcome.failure, outcome.answer = code, None
+    if error is not None:
+        outcome.usage, outcome.model_version = error.usage, error.model_version
+    outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
+    return outcome
 
-    def failed(code: str, error: GeminiError | None) -> Outcome:
-        outcome.failure, outcome.answer = code, None
-        if error is not None:
-            outcome.usage, outcome.model_version = error.usage, error.model_version
-        outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
-        return outcome
 
-    jobs.run(claimed, lambda job: produce(job, outcome), failed)
-    status = finish(claimed, outcome)
-    jobs.log_settled("Run settled", status, outcome.failure, **outcome.summary(workspace_id))
+def log(claimed: Claim, outcome: Outcome, settled: Settled) -> None:
+    summary = outcome.summary(claimed.job["workspace_id"])
+    jobs.log_settled("Run settled", settled.status, outcome.failure, **summary)
+
+
+WORKER = jobs.Worker("Run", claim, produce, failed, finish, log)

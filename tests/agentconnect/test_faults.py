@@ -68,6 +68,26 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
     assert configured.frozen(seq)["outcome"] == "fallback"
 
 
+def test_an_answer_arriving_after_the_lease_freezes_the_fallback_with_its_tokens_counted(
+    configured: Connect,
+) -> None:
+    configured.world.gemini.answer_json(answer(value=True, probability=0.9), delay_s=1.5)
+    seq = configured.start()["seq"]
+    wait_for(lambda: stored(configured, seq)["status"] == "evaluating")
+    ref = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/{seq}")
+    ref.update({"lease_until": ref.get().get("created_at")})
+    wait_for(lambda: stored(configured, seq)["status"] == "frozen")
+    body = configured.frozen(seq)
+    assert (body["outcome"], body["target"]) == ("fallback", DEFAULT)
+    assert "did not finish in time" in body["reason"]
+    reported = configured.world.gemini.reported_usage()
+    assert body["usage"] == {
+        "inputTokens": reported["inputTokens"],
+        "outputTokens": reported["outputTokens"],
+    }
+    assert reported["inputTokens"] > 0
+
+
 def test_an_evaluation_never_taken_up_freezes_with_the_default_target(
     configured: Connect, configure: Configure
 ) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from google.cloud.firestore import DELETE_FIELD
-
 from functions.psychologist import store
 from shared.clients import db
 from shared.validation import issues_for
@@ -231,20 +229,6 @@ def test_each_event_is_stored_once_in_its_chunk_and_its_own_document_points_ther
     assert "event" not in own
     chunk = db().document(f"{session}/event_chunks/{own['chunk']}").get().to_dict() or {}
     assert json.loads(chunk["events_json"])[own["index"]] == log.events[2]
-
-
-def test_an_event_stored_whole_in_its_own_document_still_reads_back(psy: Psychologist) -> None:
-    log, reopened = reopening_log()
-    psy.ingest(SESSION, log.events)
-    event = store.event_ref(psy.project, SESSION, reopened[0])
-    legacy = {**log.events[1], "data": {"note": "stored before chunks were referenced"}}
-    event.update({"event": legacy, "chunk": DELETE_FIELD, "index": DELETE_FIELD})
-    reply = psy.api.call(
-        "GET",
-        psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]},{reopened[1]}"),
-        token=psy.viewer,
-    )
-    assert reply.json() == {"events": [legacy, log.events[2]], "missing": []}
 
 
 def test_an_event_whose_chunk_expired_reads_as_missing(psy: Psychologist) -> None:

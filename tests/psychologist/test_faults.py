@@ -59,7 +59,7 @@ def test_an_unexpected_worker_fault_settles_the_analysis_as_failed(psy: Psycholo
     assert stored(psy, analysis_id)["status"] == "failed"
 
 
-def test_an_answer_arriving_after_the_lease_leaves_the_analysis_failed(
+def test_an_answer_arriving_after_the_lease_leaves_the_analysis_failed_with_its_tokens_counted(
     psy: Psychologist,
 ) -> None:
     log, reopened = reopening_log()
@@ -73,6 +73,13 @@ def test_an_answer_arriving_after_the_lease_leaves_the_analysis_failed(
     wait_for(lambda: stored(psy, analysis_id)["status"] != "processing")
     assert stored(psy, analysis_id)["failure_code"] == "generation_unconfirmed"
     assert psy.hypotheses().json() == []
+    shown = psy.analysis(analysis_id)
+    assert shown["failureDetail"] == "the analysis did not finish before its deadline"
+    reported = psy.world.gemini.reported_usage()
+    assert {k: shown["usage"][k] for k in ("inputTokens", "outputTokens")} == {
+        k: reported[k] for k in ("inputTokens", "outputTokens")
+    }
+    assert reported["inputTokens"] > 0
 
 
 def test_the_sweep_settles_analyses_stuck_processing_or_queued(psy: Psychologist) -> None:
