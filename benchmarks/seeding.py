@@ -86,7 +86,7 @@ def stored_hypotheses(project: str, count: int) -> None:
                 "decidedAt": None,
                 "createdAt": created,
                 "updatedAt": created,
-                "evidenceEvents": [],
+                "evidence_events": [],
             },
         )
         if index % 400 == 399:

@@ -4,12 +4,16 @@ document in the database is walked.
 Each collection group the code writes is classified below: either it holds user or model
 text, and then every document in it must carry `expires_at` and the group must have a
 TTL policy in `firestore.indexes.json`; or it holds none. A group the walk finds that
-is in neither list fails the test, so a new collection must be classified."""
+is in neither list fails the test, so a new collection must be classified. The same walk
+holds the README's rule for stored names: a camelCase field is one the contract names."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.agentconnect.conftest import Connect, answer, configured, connect
 from tests.api import all_documents
@@ -66,9 +70,45 @@ def group_of(path: str) -> str:
     return path.split("/")[-2]
 
 
-def test_every_document_holding_user_or_model_text_expires(
+API_OF_TENANT = {"workspaces": "research", "projects": "psychologist", "orgs": "agentconnect"}
+CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def property_names(schema: Any) -> Iterator[str]:
+    """Every property name a published schema defines, at any depth."""
+    if isinstance(schema, dict):
+        yield from schema.get("properties", {})
+        for value in schema.values():
+            yield from property_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from property_names(value)
+
+
+def contract_names(api: str) -> set[str]:
+    return {
+        name
+        for path in (ROOT / "schemas" / api).glob("*.json")
+        for name in property_names(json.loads(path.read_text()))
+    }
+
+
+def names_off_the_rule(documents: dict[str, dict[str, Any]]) -> list[str]:
+    """`path.field` for each camelCase field that no published schema of its API names."""
+    named = {api: contract_names(api) for api in API_OF_TENANT.values()}
+    return [
+        f"{path}.{field}"
+        for path, data in documents.items()
+        for field in data
+        if CAMEL.search(field)
+        and field not in named.get(API_OF_TENANT.get(path.split("/")[0], ""), set())
+    ]
+
+
+def every_flow(
     research: Research, psy: Psychologist, configured: Connect
-) -> None:
+) -> dict[str, dict[str, Any]]:
+    """Run an ask, an analysis with a decision and a session start; every document then."""
     research.world.gemini.answer_json(research.answer())
     run_id = research.ask(headers={"Idempotency-Key": "retention"}).json()["run"]["id"]
     research.settled(run_id)
@@ -87,8 +127,13 @@ def test_every_document_holding_user_or_model_text_expires(
     assert decided.status_code == 200, decided.text
     configured.world.gemini.answer_json(answer(value=True, probability=0.9))
     configured.frozen(configured.start()["seq"])
+    return all_documents()
 
-    documents = all_documents()
+
+def test_every_document_holding_user_or_model_text_expires(
+    research: Research, psy: Psychologist, configured: Connect
+) -> None:
+    documents = every_flow(research, psy, configured)
     found = {group_of(path) for path in documents}
     assert found - HOLDS_TEXT - set(NO_TEXT) == set(), "classify every collection group"
     assert found >= HOLDS_TEXT, "every text-holding group is written by the flows above"
@@ -101,3 +146,9 @@ def test_every_document_holding_user_or_model_text_expires(
     assert lacking == []
     summary = next(data for path, data in documents.items() if group_of(path) == "evaluations")
     assert "title" not in summary
+
+
+def test_every_stored_camel_case_name_is_one_the_contract_publishes(
+    research: Research, psy: Psychologist, configured: Connect
+) -> None:
+    assert names_off_the_rule(every_flow(research, psy, configured)) == []

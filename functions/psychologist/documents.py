@@ -208,7 +208,7 @@ class Hypothesis(HypothesisFields):
     createdAt: datetime
     updatedAt: datetime
     expires_at: datetime
-    evidenceEvents: list[Event]
+    evidence_events: list[Event]
 
 
 class Decision(TypedDict):

@@ -349,7 +349,7 @@ def _stored_hypothesis(
         "createdAt": now,
         "updatedAt": now,
         "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
-        "evidenceEvents": copied_events(
+        "evidence_events": copied_events(
             [events[event_id] for event_id in hypothesis["evidenceEventIds"]]
         ),
     }

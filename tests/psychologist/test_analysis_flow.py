@@ -186,8 +186,8 @@ def test_hypotheses_keep_copies_of_their_events(psy: Psychologist) -> None:
     psy.settled(psy.analyse(SESSION))
     hypotheses = db().collection(f"projects/{psy.project}/hypotheses").stream()
     stored = next(iter(hypotheses)).to_dict() or {}
-    assert stored["evidenceEvents"] == log.events[1:4]
-    assert json.dumps(psy.hypotheses().json()).count("evidenceEvents") == 0
+    assert stored["evidence_events"] == log.events[1:4]
+    assert json.dumps(psy.hypotheses().json()).count("evidence_events") == 0
 
 
 def test_an_analysis_whose_worker_died_reads_as_failed_once_its_lease_passes(

@@ -66,7 +66,7 @@ def test_a_hypothesis_citing_50_of_the_largest_events_fits_its_document(
     (stored_id,) = analysis["hypothesisIds"]
     stored = document(f"projects/{psy.project}/hypotheses/{stored_id}")
     assert stored_size(stored) < 1_048_576
-    copies = stored["evidenceEvents"]
+    copies = stored["evidence_events"]
     assert [event["id"] for event in copies] == cited
     assert copies[0] == log.events[0]
     assert "data" not in copies[-1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from google.cloud import firestore
 
 from benchmarks.counting import CallCounter
 from shared.clients import db
@@ -392,19 +391,3 @@ def test_availability_reason_is_null_while_a_run_is_pending(
     assert body["run"]["status"] in ("queued", "processing")
     assert body["availability"]["reason"] is None
     research.settled(run_id)
-
-
-def test_a_conversation_stored_before_it_kept_revisions_is_checked_item_by_item(
-    research: Research,
-) -> None:
-    run_id = completed(research)
-    conversation = db().document(
-        f"workspaces/{research.workspace}/conversations/{research.conversation}"
-    )
-    conversation.update({"evidence_revisions": firestore.DELETE_FIELD})
-    body = research.status(run_id).json()
-    assert body["run"]["status"] == "completed"
-    cited = next(iter(research.evidence))
-    assert research.upsert([{"evidence_id": cited, "text": "Revised."}]).status_code == 200
-    assert "evidence_revisions" not in (conversation.get().to_dict() or {})
-    unavailable_because(research, run_id, "context_changed")
