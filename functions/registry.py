@@ -2,7 +2,7 @@
 
 The list is data (`registry.json`, next to this module), turned here into typed entries:
 this module imports nothing from the APIs, so reading it costs next to nothing at cold
-start. Adding an endpoint is an entry there and a module under `functions/<api>/`.
+start. Adding an endpoint is an entry there and a module under `functions/<api>/entry/`.
 """
 
 from __future__ import annotations
@@ -86,11 +86,11 @@ def _operation(declared: dict[str, Any], entry_summary: str) -> Operation:
 
 
 def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
-    """An entry as declared: its code is `functions/<api>/<rest of its name>.py`."""
+    """An entry as declared: its code is `functions/<api>/entry/<rest of its name>.py`."""
     declared = dict(declared)
     name = declared.pop("name")
     api, module = name.split("_", 1)
-    where = {"name": name, "module": f"functions.{api}.{module}", "tag": api}
+    where = {"name": name, "module": f"functions.{api}.entry.{module}", "tag": api}
     if "sweep" in declared:
         return Entry(
             **where,

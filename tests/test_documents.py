@@ -11,7 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from cli.gemini_stand_in import cited_research_answer
 from functions.agentconnect import documents as connect
-from functions.agentconnect.worker import _checked_answer
+from functions.agentconnect.checks import checked_answer
 from functions.psychologist import documents as psychologist
 from functions.psychologist.worker import parse_output
 from functions.research import documents as research
@@ -153,10 +153,10 @@ def test_psychologist_output_is_parsed_strictly_into_its_typed_shape() -> None:
 
 def test_a_model_answer_outside_the_question_or_its_schema_is_refused() -> None:
     question: connect.Question = {"type": "boolean", "instructions": "Deep reasoning?"}
-    assert _checked_answer(question, {"value": True, "probability": 0.9}) == {
+    assert checked_answer(question, {"value": True, "probability": 0.9}) == {
         "type": "boolean",
         "value": True,
         "probability": 0.9,
     }
-    assert _checked_answer(question, {"value": "yes", "probability": 0.9}) is None
-    assert _checked_answer(question, {"value": True, "probability": "0.9"}) is None
+    assert checked_answer(question, {"value": "yes", "probability": 0.9}) is None
+    assert checked_answer(question, {"value": True, "probability": "0.9"}) is None

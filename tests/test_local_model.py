@@ -12,9 +12,10 @@ from ulid import ULID
 
 from cli import local_model
 from cli.gemini_stand_in import Recorded
+from functions.agentconnect.checks import answer_schema, checked_answer
 from functions.agentconnect.documents import Question, Rule
+from functions.agentconnect.prompts import build_prompt as connect_prompt
 from functions.agentconnect.selection import Step
-from functions.agentconnect.worker import _answer_schema, _checked_answer, _prompt
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
 from functions.psychologist.documents import Event, Session, SessionState
 from functions.psychologist.prompts import analysis_calls, combine_call
@@ -140,7 +141,7 @@ def test_an_agentconnect_answer_is_an_option_chosen_by_the_inputs_words(
 ) -> None:
     rules: list[Rule] = []
     step = Step("initial", "caa985ad-f12f-4ef1-943f-c1812738ec7a", question, rules)
-    data, _ = ask(_prompt(step, "A session", {"notes": said}), _answer_schema(question))
-    checked = _checked_answer(question, data)
+    data, _ = ask(connect_prompt(step, "A session", {"notes": said}), answer_schema(question))
+    checked = checked_answer(question, data)
     assert checked is not None
     assert checked["value"] == expected

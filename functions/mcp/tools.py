@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from werkzeug.datastructures import Headers
 
 from functions.agentconnect import service as agentconnect
-from functions.agentconnect.access import audience_authorizer
+from functions.agentconnect.audience import audience_authorizer
 from functions.endpoints import endpoint
 from functions.psychologist import calibrations
 from functions.psychologist import service as psychologist

@@ -12,7 +12,6 @@ from typing import Any, cast
 from google.cloud import firestore
 
 from functions.research import store
-from functions.research.access import asker_grant, still_granted
 from functions.research.citations import references
 from functions.research.documents import (
     Conversation,
@@ -24,6 +23,7 @@ from functions.research.documents import (
     RunStatus,
     Slot,
 )
+from functions.research.grants import asker_grant, still_granted
 from functions.research.lifecycle import LIFECYCLE
 from functions.research.views import (
     TERMINAL,

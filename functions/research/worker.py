@@ -15,7 +15,6 @@ from typing import Any
 from google.cloud import firestore
 
 from functions.research import lifecycle, store
-from functions.research.access import asker_grant
 from functions.research.checks import (
     gemini_answer_schema,
     issues_for_answer,
@@ -34,6 +33,7 @@ from functions.research.documents import (
     RunStatus,
     TokenUsage,
 )
+from functions.research.grants import asker_grant
 from functions.research.prompts import build_prompt
 from shared import jobs
 from shared.clients import db

@@ -1,6 +1,6 @@
-"""POST /mcp: the three APIs as MCP tools, over the official SDK's Streamable HTTP
-transport in stateless mode with JSON responses, so that one request is one tool call and
-the function needs no session state.
+"""The three APIs as MCP tools, over the official SDK's Streamable HTTP transport in
+stateless mode with JSON responses, so that one request is one tool call and the function
+needs no session state.
 
 The bearer token of the HTTP request is the principal of every tool call: the SDK's
 bearer middleware checks it with `verify_token` (a missing or bad token is 401 before any
@@ -13,17 +13,13 @@ serves every function the same way) through `a2wsgi`.
 
 from __future__ import annotations
 
-import io
 import json
 from functools import cache
 from typing import Any
 
 import anyio
-import flask
-import functions_framework
 import mcp.types as types
 from a2wsgi import ASGIMiddleware
-from flask.typing import ResponseReturnValue
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
@@ -33,10 +29,10 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import Receive, Scope, Send
 
 from functions.mcp.tools import BY_TOOL, TOOLS, Tool
-from shared import auth, jsonbody, logs
+from shared import auth, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode
-from shared.http import MAX_BODY_BYTES, as_api_error, checked_call
+from shared.http import as_api_error, checked_call
 from shared.ids import new_uuid
 from shared.jsonbody import JsonObject
 
@@ -135,30 +131,3 @@ def wsgi_app() -> Any:
         backend=BearerAuthBackend(EvidenciaTokens()),
     )
     return ASGIMiddleware(app)  # type: ignore[arg-type]
-
-
-def _refused(raw: bytes) -> flask.Response | None:
-    """A JSON-RPC parse error for a body the API's own reader refuses (too large, too
-    deep, NaN, lone surrogates...), before the SDK parses it; None when it may pass."""
-    if len(raw) > MAX_BODY_BYTES:
-        why = "The body is larger than 1 MiB."
-    else:
-        try:
-            jsonbody.parse(raw)
-        except jsonbody.JsonBodyError as error:
-            why = str(error)
-        else:
-            return None
-    refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": why}}
-    return flask.Response(json.dumps(refusal), status=400, mimetype="application/json")
-
-
-@functions_framework.http
-def mcp_server(request: flask.Request) -> ResponseReturnValue:
-    raw = request.stream.read(MAX_BODY_BYTES + 1) if request.method == "POST" else b""
-    refused = _refused(raw) if raw else None
-    if refused is not None:
-        return refused
-    request.environ["wsgi.input"] = io.BytesIO(raw)
-    request.environ["CONTENT_LENGTH"] = str(len(raw))
-    return flask.Response.from_app(wsgi_app(), request.environ)

@@ -7,7 +7,7 @@ import functions_framework
 from flask.typing import ResponseReturnValue
 
 from functions.agentconnect import service
-from functions.agentconnect.access import audience_authorizer
+from functions.agentconnect.audience import audience_authorizer
 from functions.endpoints import endpoint
 from shared.http import handle
 
