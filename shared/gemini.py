@@ -25,7 +25,7 @@ from google.auth import exceptions as auth_exceptions
 from google.genai import errors, types
 
 from shared.clients import gemini
-from shared.codes import ProviderFailure
+from shared.codes import ProviderFailure, TokenUsage
 from shared.config import settings
 from shared.models import profile_of
 from shared.retention import utcnow
@@ -37,10 +37,6 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 parameter) is a configuration error that a retry cannot fix."""
 MAX_BACKOFF_S = 30.0
 DETAIL_LIMIT = 600
-
-
-FailureKind = ProviderFailure
-"""Why Gemini gave no usable answer (the codes every API shares)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +53,15 @@ class Usage:
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def stored(self) -> TokenUsage:
+        """As a job stores it."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "thought_tokens": self.thought_tokens,
+        }
+
 
 NO_USAGE = Usage(0, 0)
 
@@ -64,7 +69,7 @@ NO_USAGE = Usage(0, 0)
 class GeminiError(Exception):
     def __init__(
         self,
-        kind: FailureKind,
+        kind: ProviderFailure,
         detail: str,
         usage: Usage | None = None,
         wire: Wire | None = None,
@@ -341,7 +346,7 @@ def generate_json(
     caller's job must be done: no try runs or waits past it."""
     config = settings()
     if not config.gemini_configured:
-        raise GeminiError(FailureKind.NOT_CONFIGURED, "no Gemini credentials are configured")
+        raise GeminiError(ProviderFailure.NOT_CONFIGURED, "no Gemini credentials are configured")
     ask_logprobs = logprobs and _logprobs_accepted()
     with recording() as wire:
         try:
@@ -356,20 +361,22 @@ def generate_json(
                 response = _call(prompt, _request_config(system, schema, output, False), deadline)
         except errors.APIError as error:
             detail = refusal_of(error).describe()
-            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+            raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except TimeoutError as error:
-            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, str(error), wire=wire) from error
+            raise GeminiError(
+                ProviderFailure.PROVIDER_UNAVAILABLE, str(error), wire=wire
+            ) from error
         except auth_exceptions.GoogleAuthError as error:
             detail = scrub(f"Gemini's credentials could not be used: {error}")[:DETAIL_LIMIT]
-            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+            raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except _transport_errors() as error:
             detail = f"Gemini was not reached: {type(error).__name__}"
-            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+            raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
         except ValueError as error:
             # The library raises ValueError (JSONDecodeError, pydantic's ValidationError)
             # when a 200 response's body is not a GenerateContentResponse.
             detail = f"Gemini's response could not be read: {type(error).__name__}"
-            raise GeminiError(FailureKind.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
+            raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
     return _json_answer(response, wire, output)
 
 
@@ -399,7 +406,7 @@ def _json_answer(response: types.GenerateContentResponse, wire: Wire, output: Ou
     version = response.model_version
 
     def unconfirmed(detail: str) -> GeminiError:
-        return GeminiError(FailureKind.GENERATION_UNCONFIRMED, detail, usage, wire, version)
+        return GeminiError(ProviderFailure.GENERATION_UNCONFIRMED, detail, usage, wire, version)
 
     feedback = response.prompt_feedback
     if feedback is not None and feedback.block_reason is not None:
@@ -421,7 +428,7 @@ def _json_answer(response: types.GenerateContentResponse, wire: Wire, output: Ou
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise GeminiError(
-            FailureKind.INVALID_OUTPUT,
+            ProviderFailure.INVALID_OUTPUT,
             f"Gemini's answer is not JSON: {error}",
             usage,
             wire,

@@ -44,7 +44,6 @@ Result = TypeVar("Result")
 Context = TypeVar("Context")
 Outcome = TypeVar("Outcome")
 
-UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED
 SWEEP_BATCH = 200
 """How many stuck jobs (or silent sessions) one scheduled sweep ends, per kind."""
 LEASE_MARGIN_S = 5.0
@@ -102,7 +101,7 @@ def fail_unconfirmed(
     kept: Changes,
 ) -> str:
     """How most jobs end stuck: failed, without knowing whether Gemini answered."""
-    transaction.update(ref, {**kept, **failed(UNCONFIRMED)})
+    transaction.update(ref, {**kept, **failed(ProviderFailure.GENERATION_UNCONFIRMED)})
     return JobStatus.FAILED
 
 
@@ -240,7 +239,7 @@ def run(
             job=claimed.ref.path,
             stack_trace=traceback.format_exc(),
         )
-        return failed(UNCONFIRMED, None)
+        return failed(ProviderFailure.GENERATION_UNCONFIRMED, None)
 
 
 Snapshots = dict[str, firestore.DocumentSnapshot[Any]]

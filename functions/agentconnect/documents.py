@@ -134,7 +134,7 @@ class ModelAnswer(TypedDict):
     probability: float
 
 
-class Usage(TypedDict):
+class TokenCounts(TypedDict):
     inputTokens: int
     outputTokens: int
 
@@ -166,7 +166,7 @@ class EvaluationFields(TypedDict):
     requestedModel: str
     actualModel: str | None
     latencyMs: float
-    usage: Usage
+    usage: TokenCounts
 
 
 class Summary(EvaluationFields):
@@ -201,7 +201,7 @@ class StepEvaluation(TypedDict):
     status: str
     answer: Answer | None
     model: str
-    usage: Usage
+    usage: TokenCounts
 
 
 class ChainLink(TypedDict):

@@ -35,9 +35,7 @@ from functions.agentconnect.documents import (
     StoredSelection,
     Summary,
     Target,
-)
-from functions.agentconnect.documents import (
-    Usage as UsageView,
+    TokenCounts,
 )
 from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary
 from functions.agentconnect.probability import value_probability
@@ -51,9 +49,9 @@ from functions.agentconnect.selection import (
 )
 from shared import jobs, logs
 from shared.budgets import clip_utf8
+from shared.codes import ProviderFailure
 from shared.config import settings
 from shared.gemini import (
-    FailureKind,
     GeminiError,
     Output,
     Usage,
@@ -103,7 +101,7 @@ class Frozen:
 
 
 @dataclass
-class Decision:
+class ChainDecision:
     outcome: Outcome
     reason: str
     target: Target
@@ -139,7 +137,9 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
     except GeminiError as error:
         elapsed = (time.perf_counter() - started) * 1000
         status = (
-            StepStatus.INVALID if error.kind == FailureKind.INVALID_OUTPUT else StepStatus.FAILED
+            StepStatus.INVALID
+            if error.kind == ProviderFailure.INVALID_OUTPUT
+            else StepStatus.FAILED
         )
         return StepResult(
             step,
@@ -186,7 +186,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
 
 def decide(
     selection: Selection, title: str, session_input: JsonObject, deadline: datetime
-) -> Decision:
+) -> ChainDecision:
     default = selection["default"]
     results: list[StepResult] = []
     for step in steps_of(selection):
@@ -200,7 +200,7 @@ def decide(
                 "rawResponse)"
             )
             reason = f"step {step.step_id} {why}; fell back to the default target"
-            return Decision(Outcome.FALLBACK, reason, default.copy(), result, results)
+            return ChainDecision(Outcome.FALLBACK, reason, default.copy(), result, results)
         for index, rule in enumerate(step.rules, start=1):
             if holds(rule["when"], result.answer):
                 result.condition = rule["when"]
@@ -210,12 +210,14 @@ def decide(
                     f"{key} with probability {result.answer['probability']:.4f} "
                     f">= {rule['when']['thresholds'][key]}"
                 )
-                return Decision(Outcome.SELECTED, reason, target_of(rule, default), result, results)
+                return ChainDecision(
+                    Outcome.SELECTED, reason, target_of(rule, default), result, results
+                )
     reason = f"no rule held at any of the {len(results)} steps; the default target applies"
-    return Decision(Outcome.DEFAULTED, reason, default.copy(), results[-1], results)
+    return ChainDecision(Outcome.DEFAULTED, reason, default.copy(), results[-1], results)
 
 
-def _usage(usage: Usage) -> UsageView:
+def _usage(usage: Usage) -> TokenCounts:
     return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
 
 
@@ -236,7 +238,7 @@ def records(
     session_id: str,
     session: AgentSession,
     selection: Selection,
-    decision: Decision,
+    decision: ChainDecision,
 ) -> tuple[Summary, Details]:
     """The summary (kept) and the details (expiring) of a decision."""
     now = utcnow()

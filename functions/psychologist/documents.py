@@ -11,6 +11,8 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from shared.codes import TokenUsage
+
 
 class AnalysisStatus(StrEnum):
     QUEUED = "queued"
@@ -113,13 +115,6 @@ class Rejected(TypedDict):
     reasons: list[str]
 
 
-class TokenUsage(TypedDict):
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
-    thought_tokens: int
-
-
 class Analysis(TypedDict):
     """`projects/{p}/analyses/{a}`: its creation runs the worker."""
 
@@ -211,7 +206,7 @@ class Hypothesis(HypothesisFields):
     evidence_events: list[Event]
 
 
-class Decision(TypedDict):
+class HypothesisDecision(TypedDict):
     """`projects/{p}/hypotheses/{h}/decisions/{d}`: the decision history, append-only."""
 
     status: str

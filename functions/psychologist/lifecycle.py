@@ -5,8 +5,8 @@ from __future__ import annotations
 from google.cloud import firestore
 
 from functions.psychologist import store
-from functions.psychologist.documents import AnalysisStatus
-from shared.jobs import UNCONFIRMED, Job, Lifecycle, failed
+from functions.psychologist.documents import AnalysisFailure, AnalysisStatus
+from shared.jobs import Job, Lifecycle, failed
 from shared.store import Changes
 
 
@@ -22,7 +22,11 @@ def _end(
     transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job, kept: Changes
 ) -> str:
     """Fail unconfirmed and say why, keeping the token usage of a worker that lost its lease."""
-    changes = {**kept, **failed(UNCONFIRMED), "failure_detail": stuck_detail(job)}
+    changes = {
+        **kept,
+        **failed(AnalysisFailure.GENERATION_UNCONFIRMED),
+        "failure_detail": stuck_detail(job),
+    }
     transaction.update(ref, changes)
     return AnalysisStatus.FAILED
 

@@ -17,10 +17,10 @@ from functions.psychologist import store
 from functions.psychologist.documents import (
     Analysis,
     AnalysisStatus,
-    Decision,
     Event,
     EventChunk,
     Hypothesis,
+    HypothesisDecision,
     Session,
     SessionState,
     StoredEvent,
@@ -393,7 +393,7 @@ def decide(call: Call) -> Reply:
             "updatedAt": now,
         }
         transaction.update(ref, changes)
-        decision: Decision = {
+        decision: HypothesisDecision = {
             "status": call.body["status"],
             "previousStatus": current["status"],
             "reason": call.body.get("reason"),
@@ -418,7 +418,7 @@ def decision_history(call: Call) -> Reply:
     ref = store.hypotheses(project_id).document(hypothesis_id)
     live_as(ref.get(), Hypothesis, "The hypothesis")
     query = ref.collection("decisions").order_by("decidedAt", direction=firestore.Query.DESCENDING)
-    decisions = stream_as(query.limit(HISTORY_LIMIT), Decision).values()
+    decisions = stream_as(query.limit(HISTORY_LIMIT), HypothesisDecision).values()
     return Reply(
         {"hypothesisId": hypothesis_id, "decisions": [decision_view(d) for d in decisions]}
     )

@@ -6,20 +6,20 @@ from datetime import datetime
 
 from functions.psychologist.documents import (
     Analysis,
+    AnalysisFailure,
     AnalysisStatus,
     AnalysisView,
     DecidedBy,
-    Decision,
     DecisionView,
     Hypothesis,
+    HypothesisDecision,
     HypothesisView,
     Session,
     SessionView,
-    TokenUsage,
 )
 from functions.psychologist.lifecycle import LIFECYCLE, stuck_detail
 from shared.auth import Principal
-from shared.jobs import UNCONFIRMED
+from shared.codes import NO_TOKENS
 from shared.retention import from_micros, iso, utcnow
 
 
@@ -58,7 +58,7 @@ def hypothesis_view(data: Hypothesis) -> HypothesisView:
     }
 
 
-def decision_view(data: Decision) -> DecisionView:
+def decision_view(data: HypothesisDecision) -> DecisionView:
     return {
         "status": data["status"],
         "previousStatus": data["previousStatus"],
@@ -88,26 +88,18 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
     }
 
 
-NO_USAGE: TokenUsage = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cached_tokens": 0,
-    "thought_tokens": 0,
-}
-
-
 def analysis_state(data: Analysis) -> tuple[str, str | None, str | None]:
     """The status, failure code and failure detail as a reader must see them: an analysis
     processing past its lease, or queued past its queue deadline, failed unconfirmed (the
     sweep or the next delivery stores that)."""
     if LIFECYCLE.stuck(data, utcnow()):
-        return AnalysisStatus.FAILED, UNCONFIRMED, stuck_detail(data)
+        return AnalysisStatus.FAILED, AnalysisFailure.GENERATION_UNCONFIRMED, stuck_detail(data)
     detail = data.get("failure_detail") if data["status"] == AnalysisStatus.FAILED else None
     return data["status"], data.get("failure_code"), detail
 
 
 def analysis_view(data: Analysis) -> AnalysisView:
-    usage = data.get("usage") or NO_USAGE
+    usage = data.get("usage") or NO_TOKENS
     status, failure, detail = analysis_state(data)
     return {
         "id": data["id"],

@@ -35,7 +35,6 @@ from functions.psychologist.documents import (
     Session,
     SessionState,
     Signal,
-    TokenUsage,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
@@ -49,6 +48,7 @@ from functions.psychologist.signals import find_signals
 from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
+from shared.codes import TokenUsage
 from shared.config import settings
 from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
 from shared.ids import new_ulid
@@ -97,7 +97,7 @@ class AnalysisFailedError(Exception):
 
 
 @dataclass
-class Outcome:
+class AnalysisWork:
     signals: list[Signal] = field(default_factory=list)
     event_count: int = 0
     chunk_count: int = 0
@@ -141,10 +141,10 @@ def parse_output(data: Any) -> ModelOutput:
     return parse_strictly(ModelOutput, data)
 
 
-def claim(params: Mapping[str, str]) -> tuple[Claim, Outcome] | None:
+def claim(params: Mapping[str, str]) -> tuple[Claim, AnalysisWork] | None:
     ref = store.analysis_ref(params["projectId"], params["analysisId"])
     claimed = jobs.claim(ref, LIFECYCLE)
-    return (claimed, Outcome()) if claimed is not None else None
+    return (claimed, AnalysisWork()) if claimed is not None else None
 
 
 def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
@@ -164,7 +164,7 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     return session, events
 
 
-def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]:
+def _ask(call: ModelCall, outcome: AnalysisWork, deadline: datetime) -> list[Finding]:
     """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
     config = settings()
     try:
@@ -194,7 +194,9 @@ def _ask(call: ModelCall, outcome: Outcome, deadline: datetime) -> list[Finding]
     return parse_output(reply.data)["hypotheses"]
 
 
-def _record(outcome: Outcome, call: ModelCall, usage: Usage, model_version: str | None) -> None:
+def _record(
+    outcome: AnalysisWork, call: ModelCall, usage: Usage, model_version: str | None
+) -> None:
     outcome.calls.append(
         {
             "phase": call.phase,
@@ -228,7 +230,7 @@ def _unfinishable(calls: list[ModelCall], deadline: datetime) -> str | None:
 
 
 def _chunk_findings(
-    calls: list[ModelCall], facts: SessionFacts, outcome: Outcome, deadline: datetime
+    calls: list[ModelCall], facts: SessionFacts, outcome: AnalysisWork, deadline: datetime
 ) -> list[Finding]:
     """Every chunk's checked hypotheses, in log order; the calls run concurrently."""
 
@@ -253,7 +255,7 @@ def _chunk_findings(
 
 
 def _checked(
-    hypotheses: list[Finding], facts: SessionFacts, phase: str, outcome: Outcome
+    hypotheses: list[Finding], facts: SessionFacts, phase: str, outcome: AnalysisWork
 ) -> list[Finding]:
     kept = []
     for hypothesis in hypotheses:
@@ -270,7 +272,7 @@ def _checked(
     return kept
 
 
-def produce(claimed: Claim, outcome: Outcome) -> Outcome:
+def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
     above all) is still there to settle with."""
     session, events = load_log(as_stored(claimed.job, Analysis))
@@ -372,7 +374,7 @@ def copied_events(cited: list[Event]) -> list[Event]:
     return copied
 
 
-def finish(claimed: Claim, outcome: Outcome) -> Settled:
+def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
     analysis = as_stored(claimed.job, Analysis)
     project_id, session = analysis["project_id"], outcome.session
     stored = (
@@ -422,13 +424,15 @@ def finish(claimed: Claim, outcome: Outcome) -> Settled:
     return jobs.settle(claimed, write, usage)
 
 
-def failed(_claimed: Claim, outcome: Outcome, code: str, error: GeminiError | None) -> Outcome:
+def failed(
+    _claimed: Claim, outcome: AnalysisWork, code: str, error: GeminiError | None
+) -> AnalysisWork:
     outcome.failure = code
     outcome.cause = jobs.cause_of(error)
     return outcome
 
 
-def log(_claimed: Claim, outcome: Outcome, settled: Settled) -> None:
+def log(_claimed: Claim, outcome: AnalysisWork, settled: Settled) -> None:
     jobs.log_settled("Analysis settled", settled.status, outcome.failure, **outcome.summary())
 
 

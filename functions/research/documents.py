@@ -10,6 +10,8 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
+from shared.codes import TokenUsage
+
 
 class RunStatus(StrEnum):
     QUEUED = "queued"
@@ -134,15 +136,6 @@ class Slot(TypedDict):
 class Asker(TypedDict):
     user_id: str
     token_id: str
-
-
-class TokenUsage(TypedDict):
-    input_tokens: int
-    output_tokens: int
-    """Thought tokens included."""
-    cached_tokens: NotRequired[int]
-    """Prompt tokens the implicit cache served."""
-    thought_tokens: NotRequired[int]
 
 
 class Rejection(TypedDict):

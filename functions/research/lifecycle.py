@@ -9,7 +9,7 @@ from google.cloud import firestore
 
 from functions.research import store
 from functions.research.documents import FailureCode, Run, RunStatus
-from shared.jobs import UNCONFIRMED, Job, Lifecycle, failed
+from shared.jobs import Job, Lifecycle, failed
 from shared.retention import utcnow
 from shared.store import Changes, as_stored
 
@@ -25,7 +25,7 @@ def effective_state(data: Run, now: datetime | None = None) -> tuple[str, str | 
     if data["expires_at"] <= now:
         return RunStatus.EXPIRED, FailureCode.EXPIRED
     if LIFECYCLE.stuck(data, now):
-        return RunStatus.FAILED, UNCONFIRMED
+        return RunStatus.FAILED, FailureCode.GENERATION_UNCONFIRMED
     return data["status"], data.get("failure_code")
 
 
@@ -47,7 +47,7 @@ def end(
 ) -> str:
     """End a run no worker settled in time as readers now see it, keeping `kept`."""
     run = as_stored(job, Run)
-    fail(transaction, ref, run, effective_state(run)[1] or UNCONFIRMED, kept)
+    fail(transaction, ref, run, effective_state(run)[1] or FailureCode.GENERATION_UNCONFIRMED, kept)
     return RunStatus.FAILED
 
 

@@ -35,6 +35,7 @@ from functions.research.views import (
 from shared import jobs, logs
 from shared.auth import Principal
 from shared.clients import db
+from shared.codes import NO_TOKENS
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
@@ -254,7 +255,7 @@ def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
         "asker": {"user_id": call.principal.user_id, "token_id": call.principal.token_id},
         "message": None,
         "rejected": [],
-        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "usage": NO_TOKENS.copy(),
     }
     trace = logs.current_trace()
     if trace is not None:

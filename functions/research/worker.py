@@ -31,7 +31,6 @@ from functions.research.documents import (
     Rejection,
     Run,
     RunStatus,
-    TokenUsage,
 )
 from functions.research.grants import asker_grant
 from functions.research.prompts import build_prompt
@@ -40,13 +39,13 @@ from shared.clients import db
 from shared.config import settings
 from shared.gemini import NO_USAGE, GeminiError, Output, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
-from shared.jobs import UNCONFIRMED, Claim, Job, Settled, Snapshots
+from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, utcnow
 from shared.store import Changes, as_stored, read_all, read_as
 
 
 @dataclass
-class Outcome:
+class RunWork:
     answer: Answer | None = None
     failure: str | None = None
     usage: Usage = NO_USAGE
@@ -58,22 +57,13 @@ class Outcome:
         return {
             "cause": self.rejected[0]["reason"] if self.rejected else None,
             "workspace_id": workspace_id,
-            **stored_usage(self.usage),
+            **self.usage.stored(),
             "model_version": self.model_version,
             "rejected": len(self.rejected),
         }
 
 
-def stored_usage(usage: Usage) -> TokenUsage:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "thought_tokens": usage.thought_tokens,
-    }
-
-
-def claim(params: Mapping[str, str]) -> tuple[Claim, Outcome] | None:
+def claim(params: Mapping[str, str]) -> tuple[Claim, RunWork] | None:
     """Move a queued run to processing; None when there is nothing (more) to do."""
     workspace_id = params["workspaceId"]
     run_ref = store.run_ref(workspace_id, params["runId"])
@@ -94,7 +84,7 @@ def claim(params: Mapping[str, str]) -> tuple[Claim, Outcome] | None:
         }
 
     claimed = jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
-    return (claimed, Outcome()) if claimed is not None else None
+    return (claimed, RunWork()) if claimed is not None else None
 
 
 def _preflight(run: Run) -> str | None:
@@ -120,7 +110,7 @@ def _evidence(run: Run) -> dict[str, Evidence]:
     }
 
 
-def produce(claimed: Claim, outcome: Outcome) -> Outcome:
+def produce(claimed: Claim, outcome: RunWork) -> RunWork:
     """Fill `outcome` as the run goes, so that a fault after Gemini answered still
     settles with the tokens it spent."""
     run = as_stored(claimed.job, Run)
@@ -178,7 +168,7 @@ def _settlement(
     return None
 
 
-def finish(claimed: Claim, outcome: Outcome) -> Settled:
+def finish(claimed: Claim, outcome: RunWork) -> Settled:
     """Write the result or failure in one transaction; the run's tokens are counted on
     the workspace whatever state the run is in."""
     client = db()
@@ -188,7 +178,7 @@ def finish(claimed: Claim, outcome: Outcome) -> Settled:
     cited_evidence = sorted(cited_ids(outcome.answer)) if outcome.answer else []
     cited = [store.evidence_ref(workspace_id, run["conversation_id"], e) for e in cited_evidence]
     grant_refs = asker_grant(run).refs(client) if outcome.answer else []
-    usage: Changes = {"usage": stored_usage(outcome.usage)}
+    usage: Changes = {"usage": outcome.usage.stored()}
 
     def write(transaction: firestore.Transaction, current: Job, snapshots: Snapshots) -> str:
         store.release_own_slot(transaction, workspace_id, run)
@@ -202,7 +192,10 @@ def finish(claimed: Claim, outcome: Outcome) -> Settled:
             failure = _settlement(run, snapshots, cited, conversation_ref.path)
         answer = outcome.answer
         if failure is not None or answer is None:
-            transaction.update(claimed.ref, {**common, **jobs.failed(failure or UNCONFIRMED)})
+            transaction.update(
+                claimed.ref,
+                {**common, **jobs.failed(failure or FailureCode.GENERATION_UNCONFIRMED)},
+            )
             return RunStatus.FAILED
         message: Message = {
             "id": new_uuid(),
@@ -231,7 +224,7 @@ def finish(claimed: Claim, outcome: Outcome) -> Settled:
     )
 
 
-def failed(_claimed: Claim, outcome: Outcome, code: str, error: GeminiError | None) -> Outcome:
+def failed(_claimed: Claim, outcome: RunWork, code: str, error: GeminiError | None) -> RunWork:
     outcome.failure, outcome.answer = code, None
     if error is not None:
         outcome.usage, outcome.model_version = error.usage, error.model_version
@@ -239,7 +232,7 @@ def failed(_claimed: Claim, outcome: Outcome, code: str, error: GeminiError | No
     return outcome
 
 
-def log(claimed: Claim, outcome: Outcome, settled: Settled) -> None:
+def log(claimed: Claim, outcome: RunWork, settled: Settled) -> None:
     summary = outcome.summary(claimed.job["workspace_id"])
     jobs.log_settled("Run settled", settled.status, outcome.failure, **summary)
 
