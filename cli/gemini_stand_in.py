@@ -18,7 +18,8 @@ It behaves as Google documents the service for the requested model's profile
 - the usage counts the request's own tokens (about four characters a token), and
   `cachedContentTokenCount` reports the prefix this request shares with an earlier one to
   the same model when it reaches the model's implicit-cache minimum;
-- every call waits `latency_s` (a test scales it).
+- every call waits `latency_s` (a test scales it), and a held reply waits for its gate,
+  which the test opens once it has done what must happen while the call is in flight.
 
 `POST /v1beta/models/{model}:generateContent` (the Developer API) and
 `POST /v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`
@@ -117,6 +118,21 @@ def quota_details(window: str, delay_s: float) -> list[dict[str, Any]]:
     ]
 
 
+GATE_TIMEOUT_S = 60.0
+"""A gate left shut opens by itself after this long, so a failing test never hangs."""
+
+
+@dataclass
+class Gate:
+    """Holds a scripted reply until the test opens it: the worker's call to Gemini stays in
+    flight exactly as long as the test needs, with no guessed delay."""
+
+    opened: threading.Event = field(default_factory=threading.Event)
+
+    def open(self) -> None:
+        self.opened.set()
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -143,6 +159,8 @@ class Reply:
     """Answer with `promptFeedback.blockReason` and no candidate."""
     refuse_for_s: float = 0.0
     """After this 429, refuse every request this long with the same body."""
+    gate: Gate | None = None
+    """Answer only once this gate is open."""
 
 
 @dataclass
@@ -257,10 +275,19 @@ class GeminiTestServer:
     refusal_sent: Answered | None = None
     prompts: dict[str, deque[str]] = field(default_factory=dict)
     """Recent prompts per model, for the implicit cache."""
+    gates: list[Gate] = field(default_factory=list)
+    """Every gate handed out, opened on reset so that no held call outlives its test."""
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
         self.replies.append(Reply(text=json.dumps(data), **kwargs))
+
+    def held_answer_json(self, data: Any) -> Gate:
+        """This answer, sent only once the returned gate is opened."""
+        gate = Gate()
+        self.gates.append(gate)
+        self.replies.append(Reply(text=json.dumps(data), gate=gate))
+        return gate
 
     def answer_text(self, text: str, **kwargs: Any) -> None:
         self.replies.append(Reply(text=text, **kwargs))
@@ -312,7 +339,15 @@ class GeminiTestServer:
     def respond_with(self, responder: Callable[[Recorded], Reply]) -> None:
         self.responder = responder
 
+    def open_gates(self) -> None:
+        """Let every held call answer (a test's end: nothing it held outlives it)."""
+        with self.lock:
+            for gate in self.gates:
+                gate.open()
+            self.gates.clear()
+
     def reset(self) -> None:
+        self.open_gates()
         with self.lock:
             self.replies.clear()
             self.requests.clear()
@@ -377,6 +412,8 @@ class GeminiTestServer:
             if time.monotonic() < self.refused_until and self.refusal_sent is not None:
                 return self.refusal_sent
         reply = self._next(recorded)
+        if reply.gate is not None:
+            reply.gate.opened.wait(GATE_TIMEOUT_S)
         time.sleep(self.latency_s + reply.delay_s)
         if reply.reset:
             return None

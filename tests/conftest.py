@@ -103,6 +103,8 @@ def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     if "gemini_server" in request.fixturenames:
         request.getfixturevalue("gemini_server").reset()
     yield
+    if "gemini_server" in request.fixturenames:
+        request.getfixturevalue("gemini_server").open_gates()
     if "host" in request.fixturenames:
         local = request.getfixturevalue("host")
         assert local.delivered_probe(timeout=10)

@@ -198,12 +198,13 @@ def test_sessions_get_consecutive_seqs_and_a_duplicate_delivery_evaluates_once(
 
 
 def test_an_evaluation_not_frozen_yet_says_so_with_retry_after(configured: Connect) -> None:
-    configured.world.gemini.answer_json(answer(True, 0.95), delay_s=1.5)
+    gate = configured.world.gemini.held_answer_json(answer(True, 0.95))
     configured.start()
     pending = configured.get(1)
     assert pending.status_code == 409
     assert pending.headers["Retry-After"] == "1"
     assert "not frozen yet" in pending.json()["message"]
+    gate.open()
     configured.frozen(1)
 
 

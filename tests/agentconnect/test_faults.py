@@ -49,7 +49,7 @@ def test_an_unexpected_worker_fault_freezes_the_fallback_and_says_why(
 def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it(
     configured: Connect,
 ) -> None:
-    configured.world.gemini.answer_json(answer(value=True, probability=0.9), delay_s=1.5)
+    gate = configured.world.gemini.held_answer_json(answer(value=True, probability=0.9))
     seq = configured.start()["seq"]
     wait_for(lambda: stored(configured, seq)["status"] == "evaluating")
     assert configured.get(seq).status_code == 409
@@ -64,6 +64,7 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
     assert reply.status_code == 200, reply.text
     assert reply.json()["evaluations"] == [ref.path]
     assert stored(configured, seq)["outcome"] == "fallback"
+    gate.open()
     wait_for(lambda: len(configured.world.gemini.requests) == 1)
     assert configured.frozen(seq)["outcome"] == "fallback"
 
@@ -71,11 +72,12 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
 def test_an_answer_arriving_after_the_lease_freezes_the_fallback_with_its_tokens_counted(
     configured: Connect,
 ) -> None:
-    configured.world.gemini.answer_json(answer(value=True, probability=0.9), delay_s=1.5)
+    gate = configured.world.gemini.held_answer_json(answer(value=True, probability=0.9))
     seq = configured.start()["seq"]
     wait_for(lambda: stored(configured, seq)["status"] == "evaluating")
     ref = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/{seq}")
     ref.update({"lease_until": ref.get().get("created_at")})
+    gate.open()
     wait_for(lambda: stored(configured, seq)["status"] == "frozen")
     body = configured.frozen(seq)
     assert (body["outcome"], body["target"]) == ("fallback", DEFAULT)

@@ -236,7 +236,7 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
 def test_a_pending_run_is_shown_as_such_until_it_completes(
     research: Research, console: Console
 ) -> None:
-    research.world.gemini.answer_json(research.answer("Setup is slow."), delay_s=2)
+    gate = research.world.gemini.held_answer_json(research.answer("Setup is slow."))
     run_id = research.ask().json()["run"]["id"]
     console.open()
     console.sign_in(research.viewer)
@@ -244,6 +244,7 @@ def test_a_pending_run_is_shown_as_such_until_it_completes(
     console.show("research", **route)
     run = console.page.locator("section.run")
     expect(run).to_have_attribute("data-status", re.compile("^(queued|processing)$"))
+    gate.open()
     expect(run).to_have_attribute("data-status", "completed")
     expect(console.page.locator("article.statement .claim p").first).to_have_text("Setup is slow.")
 
@@ -251,7 +252,7 @@ def test_a_pending_run_is_shown_as_such_until_it_completes(
 def test_a_cancelled_run_reads_cancelled_not_as_a_result_gone_stale(
     research: Research, console: Console
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=2)
+    research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     cancel = research.api.post(
         "/research-api/assistant/cancel", research.body(run_id=run_id), research.member

@@ -64,12 +64,13 @@ def test_an_answer_arriving_after_the_lease_leaves_the_analysis_failed_with_its_
 ) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
-    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]}, delay_s=1.5)
+    gate = psy.world.gemini.held_answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     analysis_id = psy.analyse(SESSION)
     wait_for(lambda: stored(psy, analysis_id)["status"] == "processing")
     ref = db().document(f"projects/{psy.project}/analyses/{analysis_id}")
     ref.update({"lease_until": ref.get().get("created_at")})
     assert psy.analysis(analysis_id)["failureCode"] == "generation_unconfirmed"
+    gate.open()
     wait_for(lambda: stored(psy, analysis_id)["status"] != "processing")
     assert stored(psy, analysis_id)["failure_code"] == "generation_unconfirmed"
     assert psy.hypotheses().json() == []

@@ -59,22 +59,24 @@ def test_budget_exhausted_once_the_workspace_spent_its_tokens(
 def test_access_changed_when_the_asker_loses_membership_before_completion(
     research: Research,
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     from cli.main import main
 
     assert main(["admin", "member", "remove", "--tenant", research.workspace, "--user", "ana"]) == 0
+    gate.open()
     body = research.settled(run_id)
     assert body["run"]["failure_code"] == "access_changed"
     assert body["message"] is None
 
 
 def test_access_changed_when_the_askers_role_drops_before_completion(research: Research) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     admin("member", "add", "--tenant", research.workspace, "--user", "ana", "--role", "viewer")
+    gate.open()
     assert research.settled(run_id)["run"]["failure_code"] == "access_changed"
 
 
@@ -82,13 +84,14 @@ def test_source_unavailable_when_cited_evidence_is_removed_before_completion(
     research: Research,
 ) -> None:
     cited = next(iter(research.evidence))
-    research.world.gemini.answer_json(research.answer(cite=[(cited, 1)]), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer(cite=[(cited, 1)]))
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     removed = research.api.post(
         "/research-api/evidence/remove", research.body(evidence_ids=[cited]), research.member
     )
     assert removed.status_code == 200, removed.text
+    gate.open()
     assert research.settled(run_id)["run"]["failure_code"] == "source_unavailable"
 
 
@@ -103,10 +106,11 @@ def test_source_unavailable_when_the_conversation_holds_no_evidence(research: Re
 
 
 def test_context_changed_when_evidence_changes_while_processing(research: Research) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     assert research.upsert([{"text": "A new interview arrived."}]).status_code == 200
+    gate.open()
     assert research.settled(run_id)["run"]["failure_code"] == "context_changed"
 
 
@@ -225,7 +229,7 @@ def test_conversation_full_once_the_run_limit_is_reached(
 
 
 def test_cancelled_while_processing_discards_the_answer(research: Research) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     cancelled = research.api.post(
@@ -234,6 +238,7 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
     assert cancelled.status_code == 200, cancelled.text
     assert issues_for("research/cancel.response", cancelled.json()) == []
     assert research.slot_holders() == []
+    gate.open()
     body = research.settled(run_id)
     assert issues_for("research/status.response", body) == []
     assert (body["run"]["status"], body["run"]["failure_code"], body["message"]) == (
@@ -280,7 +285,7 @@ def test_a_deleted_run_is_404(research: Research) -> None:
 
 
 def test_a_run_whose_worker_died_reads_as_failed_once_its_lease_passes(research: Research) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
@@ -292,13 +297,15 @@ def test_a_run_whose_worker_died_reads_as_failed_once_its_lease_passes(research:
         "generation_unconfirmed",
     )
     assert ref.get().get("status") == "processing", "a status read never writes"
+    gate.open()
+    wait_for(lambda: ref.get().get("status") == "failed")
 
 
 @pytest.mark.parametrize("change", ["revoked", "expired"])
 def test_access_changed_when_the_askers_token_ends_before_completion(
     research: Research, change: str
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: processing(research, run_id))
     token_id = research.member.split("_")[1]
@@ -309,6 +316,7 @@ def test_access_changed_when_the_askers_token_ends_before_completion(
         assert main(["admin", "token", "revoke", token_id]) == 0
     else:
         token.update({"token_expires_at": token.get().get("created_at")})
+    gate.open()
     body = research.settled(run_id)
     assert body["run"]["failure_code"] == "access_changed"
     assert body["message"] is None
@@ -385,9 +393,10 @@ def test_the_asker_reading_its_own_result_is_checked_by_its_own_authentication(
 def test_availability_reason_is_null_while_a_run_is_pending(
     research: Research, configure: Configure
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     body = research.status(run_id).json()
     assert body["run"]["status"] in ("queued", "processing")
     assert body["availability"]["reason"] is None
+    gate.open()
     research.settled(run_id)

@@ -66,13 +66,14 @@ def test_an_unexpected_worker_fault_settles_the_run_as_failed(research: Research
 def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
     research: Research,
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.5)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     wait_for(lambda: stored(research, run_id)["status"] == "processing")
     ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
     ref.update({"lease_until": ref.get().get("created_at")})
     shown = research.status(run_id).json()["run"]
     assert (shown["status"], shown["failure_code"]) == ("failed", "generation_unconfirmed")
+    gate.open()
     wait_for(lambda: stored(research, run_id)["status"] != "processing")
     assert (stored(research, run_id)["status"], stored(research, run_id)["failure_code"]) == (
         "failed",

@@ -146,7 +146,7 @@ def test_ask_is_rate_limited_while_the_workspace_has_too_many_active_runs_and_ad
     research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="1")
-    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    gate = research.world.gemini.held_answer_json(research.answer())
     first = research.ask()
     assert first.status_code == 202
     assert research.slot_holders() == [first.json()["run"]["id"]]
@@ -154,6 +154,7 @@ def test_ask_is_rate_limited_while_the_workspace_has_too_many_active_runs_and_ad
     assert limited.status_code == 429
     assert limited.headers["Retry-After"] == "30"
     assert limited.json()["code"] == "rate_limited"
+    gate.open()
     research.settled(first.json()["run"]["id"])
     assert research.slot_holders() == []
     research.world.gemini.answer_json(research.answer())
@@ -165,7 +166,7 @@ def test_ask_is_rate_limited_while_the_workspace_has_too_many_active_runs_and_ad
 def test_status_is_valid_against_the_contract_while_queued_and_processing(
     research: Research,
 ) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     seen: set[str] = set()
 
@@ -174,6 +175,8 @@ def test_status_is_valid_against_the_contract_while_queued_and_processing(
         assert issues_for("research/status.response", body) == []
         status: str = body["run"]["status"]
         seen.add(status)
+        if status == "processing":
+            gate.open()
         return status == "completed"
 
     wait_for(observe, interval=0.02)
@@ -280,7 +283,7 @@ def test_a_changed_source_alone_is_saved_without_a_new_revision(research: Resear
 
 
 def test_cancelling_a_cancelled_run_again_answers_the_same_run(research: Research) -> None:
-    research.world.gemini.answer_json(research.answer(), delay_s=1.0)
+    research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
     cancel = research.body(run_id=run_id)
     first = research.api.post("/research-api/assistant/cancel", cancel, research.member)
