@@ -43,8 +43,8 @@ def chromium_path() -> str:
     )
     if found is None or not Path(found).is_file():
         pytest.fail(
-            "Chromium is not installed: `make test` installs it (apt-get install chromium); "
-            "or point CHROMIUM at a Chromium binary.",
+            "Chromium is not installed: install it with `sudo apt-get install -y chromium` "
+            "(Debian, Ubuntu), or point CHROMIUM at a Chromium binary.",
             pytrace=False,
         )
     return found
