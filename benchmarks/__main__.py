@@ -32,7 +32,7 @@ def _phase(name: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {name}", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - the phases in the order they run
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=benchmarks.__doc__)
     parser.add_argument(
         "--rounds", type=int, default=200, help="requests per side (at least 200 for the record)"

@@ -103,12 +103,12 @@ def _growth_lines(results: dict[str, Any]) -> list[str]:
 
 def _token_lines(tokens: dict[str, Any]) -> list[str]:
     lines = ["Gemini tokens (default model's profile, local development model's answers):"]
-    for row in tokens["research"]:
-        lines.append(
-            f"  research run, {row['items']:>5} items: {row['tokens_per_run']:>7} tokens a run "
-            f"({row['input_tokens_per_run']} prompt); cached share of the prompt when the "
-            f"question repeats over the same evidence: {row['cached_share_repeated']:.1%}"
-        )
+    lines += [
+        f"  research run, {row['items']:>5} items: {row['tokens_per_run']:>7} tokens a run "
+        f"({row['input_tokens_per_run']} prompt); cached share of the prompt when the "
+        f"question repeats over the same evidence: {row['cached_share_repeated']:.1%}"
+        for row in tokens["research"]
+    ]
     lines.append(f"  analysis of a 50-event session: {tokens['analysis_50_events']} tokens")
     lines.append(f"  AgentConnect evaluation: {tokens['evaluation']} tokens")
     return lines

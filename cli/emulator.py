@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import IO
 
@@ -125,7 +126,7 @@ class Emulator:
         try:
             _request("GET", url)
         except urllib.error.HTTPError as error:
-            if error.code == 404:
+            if error.code == HTTPStatus.NOT_FOUND:
                 return False
             raise
         return True

@@ -42,6 +42,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -299,8 +300,9 @@ class GeminiTestServer:
         `QuotaFailure` and a 1 s `RetryInfo`. `retry_after` adds that header (a proxy's;
         Gemini itself sends none)."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
-        details = quota_details("minute", 1) if status == 429 else None
-        text = message or ("You exceeded your current quota." if status == 429 else "failed")
+        quota = status == HTTPStatus.TOO_MANY_REQUESTS
+        details = quota_details("minute", 1) if quota else None
+        text = message or ("You exceeded your current quota." if quota else "failed")
         self.replies.extend(
             Reply(status=status, headers=headers, message=text, details=details)
             for _ in range(times)
@@ -392,7 +394,7 @@ class GeminiTestServer:
         tokens = len(text[:shared].encode()) // 4
         return tokens if tokens >= profile.cache_min_tokens else 0
 
-    def answer(self, recorded: Recorded) -> Answered | None:
+    def answer(self, recorded: Recorded) -> Answered | None:  # noqa: PLR0911 - one per kind of reply
         """The answer to one generateContent request; None for a connection reset."""
         if self.keep_requests:
             with self.lock:
@@ -419,7 +421,7 @@ class GeminiTestServer:
             return None
         if reply.raw_body is not None:
             return Answered(reply.status, reply.raw_body, reply.headers)
-        if reply.status != 200:
+        if reply.status != HTTPStatus.OK:
             answered = Answered(
                 reply.status, error_body(reply.status, reply.message, reply.details), reply.headers
             )

@@ -135,7 +135,7 @@ class _RequestHandler(WSGIRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
-        if self.command != "HEAD" and code >= 200:
+        if self.command != "HEAD" and code >= HTTPStatus.OK:
             self.wfile.write(body)
 
 

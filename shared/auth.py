@@ -287,7 +287,7 @@ def authenticate(
         snapshots = {s.reference.path: s for s in client.get_all(refs)}
         data = _checked_token(snapshots[token_ref.path], secret, encoded_user, user)
         _tokens.put(key, data)
-        if data is not None and len(refs) == 2 and tenant is not None:
+        if data is not None and len(refs) > 1 and tenant is not None:
             member = snapshots[refs[1].path]
             role = (member.to_dict() or {}).get("role") if member.exists else None
             roles[tenant] = role

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 
-def stored_size(value: Any) -> int:
+def stored_size(value: Any) -> int:  # noqa: PLR0911 - one return per Firestore value type
     """What `value` occupies as a Firestore field value."""
     if value is None:
         return 1

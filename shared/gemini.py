@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from http import HTTPStatus
 from typing import Any
 
 import tenacity
@@ -326,7 +327,7 @@ def _logprobs_accepted() -> bool:
 
 
 def _refuses_logprobs(error: errors.APIError) -> bool:
-    return error.code == 400 and "logprobs" in str(error.message or "").lower()
+    return error.code == HTTPStatus.BAD_REQUEST and "logprobs" in str(error.message or "").lower()
 
 
 def generate_json(

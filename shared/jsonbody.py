@@ -48,8 +48,12 @@ class _Refused:
     why: str
 
 
+INT_DIGITS_MAX = 20
+"""More characters than any 64-bit integer (with its sign) is written with."""
+
+
 def _number_int(literal: str) -> int | _Refused:
-    if len(literal) > 20:
+    if len(literal) > INT_DIGITS_MAX:
         return _Refused(literal[:24], "an integer outside the 64-bit range")
     value = int(literal)
     if not INT_MIN <= value <= INT_MAX:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
+from http import HTTPStatus
 from types import MappingProxyType
 from typing import Any
 
@@ -119,9 +120,9 @@ def error(message: str, **fields: Any) -> None:
 
 def severity_of(status: int) -> int:
     """How loud a request's line is: 5xx ERROR, 4xx WARNING, else INFO."""
-    if status >= 500:
+    if status >= HTTPStatus.INTERNAL_SERVER_ERROR:
         return logging.ERROR
-    return logging.WARNING if status >= 400 else logging.INFO
+    return logging.WARNING if status >= HTTPStatus.BAD_REQUEST else logging.INFO
 
 
 def trace_of(cloud_trace: str | None, traceparent: str | None) -> dict[str, str]:

@@ -43,7 +43,7 @@ def name_size(name: str) -> int:
     return sum(_string(segment) for segment in path.split("/")) + 16
 
 
-def value_size(value: Any) -> int:
+def value_size(value: Any) -> int:  # noqa: PLR0911 - one return per Firestore value type
     kind = value.WhichOneof("value_type")
     if kind in FIXED:
         return FIXED[kind]

@@ -18,8 +18,8 @@ from functools import cache
 from typing import Any
 
 import anyio
-import mcp.types as types
 from a2wsgi import ASGIMiddleware
+from mcp import types
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken

@@ -22,7 +22,8 @@ from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow
 
-BANDS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100))
+MAX_PERCENT = 100
+BANDS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, MAX_PERCENT))
 DEFAULT_WINDOW = timedelta(days=90)
 """As long as hypotheses are kept (PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS' default)."""
 COUNTED = (None, HypothesisStatus.ACCEPTED, HypothesisStatus.DISMISSED)
@@ -57,7 +58,7 @@ def _query(
         FieldFilter("createdAt", ">=", window[0]),
         FieldFilter("createdAt", "<", window[1]),
         FieldFilter("confiancaPercent", ">=", low),
-        FieldFilter("confiancaPercent", "<" if high < 100 else "<=", high),
+        FieldFilter("confiancaPercent", "<" if high < MAX_PERCENT else "<=", high),
     ]
     if agent is not None:
         filters.append(FieldFilter("agenteAlvo", "==", agent))

@@ -365,11 +365,11 @@ def copied_events(cited: list[Event]) -> list[Event]:
     copied: list[Event] = []
     used = 0
     for event in cited:
-        size = stored_size(event)
+        kept, size = event, stored_size(event)
         if used + size > COPIED_EVENT_BYTES:
-            event = as_stored({key: value for key, value in event.items() if key != "data"}, Event)
-            size = stored_size(event)
-        copied.append(event)
+            kept = as_stored({key: value for key, value in event.items() if key != "data"}, Event)
+            size = stored_size(kept)
+        copied.append(kept)
         used += size
     return copied
 

@@ -211,14 +211,18 @@ def _request_hash(body: JsonObject) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+MAX_IDEMPOTENCY_KEY = 255
+"""The longest Idempotency-Key accepted, in characters."""
+
+
 def _idempotency_key(call: Call) -> str | None:
     key = call.headers.get("Idempotency-Key")
     if key is None:
         return None
-    if not 1 <= len(key) <= 255 or not key.isprintable():
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
         raise ApiError(
             ErrorCode.INVALID_REQUEST,
-            "Idempotency-Key must be 1 to 255 printable characters.",
+            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters.",
             issues=[{"path": ["Idempotency-Key"], "message": "Invalid header", "code": "custom"}],
         )
     return key
