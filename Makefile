@@ -8,16 +8,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint chromium openapi bench lock
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python 3.11 or newer is required" >&2; exit 1; }
 	@echo "[1/3] creating $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "[2/3] installing the locked runtime dependencies (about 30 s the first time)"
-	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
-	@echo "[3/3] installing evidencia and its test tools"
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@echo "[2/3] installing the locked dependencies and test tools (about 40 s the first time)"
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-test.lock
+	@echo "[3/3] installing evidencia"
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -37,7 +37,7 @@ chromium:
 
 test: lint chromium
 	$(BIN)/evidencia doctor
-	$(BIN)/pytest
+	$(BIN)/pytest --cov --cov-report=term
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

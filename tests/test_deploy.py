@@ -294,18 +294,30 @@ def test_every_public_route_has_a_hosting_rewrite() -> None:
     assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]
 
 
-def test_the_lock_file_is_current_against_pyproject() -> None:
-    from cli.lock import stale_reason
+def test_the_lock_files_are_current_against_pyproject() -> None:
+    from cli.lock import LOCKS, PYPROJECT, stale_reason
 
-    assert stale_reason() is None
+    assert [stale_reason(PYPROJECT, lock, extras) for lock, extras in LOCKS] == [None, None]
+
+
+def test_the_test_lock_pins_every_runtime_package_as_the_deployed_lock_does() -> None:
+    from cli.lock import LOCK, TEST_LOCK, pins_of
+
+    runtime, tested = pins_of(LOCK.read_text()), pins_of(TEST_LOCK.read_text())
+    assert {name: tested.get(name) for name in runtime} == runtime
+    assert {"pytest", "ruff", "mypy", "pytest-cov"} <= set(tested) - set(runtime)
 
 
 def test_a_changed_dependency_makes_the_lock_stale(tmp_path: Path) -> None:
-    from cli.lock import LOCK, PYPROJECT, stale_reason
+    from cli.lock import LOCK, PYPROJECT, TEST_LOCK, stale_reason
 
     changed = tmp_path / "pyproject.toml"
     changed.write_text(PYPROJECT.read_text().replace('"tenacity>=8.2,<10"', '"tenacity>=9.9,<10"'))
     assert stale_reason(changed, LOCK) is not None
+    tools = tmp_path / "tools.toml"
+    tools.write_text(PYPROJECT.read_text().replace('"ruff==0.17.6"', '"ruff==0.17.7"'))
+    assert stale_reason(tools, TEST_LOCK, ("test",)) is not None
+    assert stale_reason(tools, LOCK) is None
     lines = LOCK.read_text().splitlines()
     pins = [i for i, line in enumerate(lines) if "==" in line and not line.startswith(" ")]
     assert pins
