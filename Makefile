@@ -24,10 +24,14 @@ run: $(STAMP)
 	$(BIN)/evidencia doctor $(if $(LOCAL_MODEL),--local-model)
 	$(BIN)/evidencia serve --port $(PORT) $(if $(LOCAL_MODEL),--local-model)
 
+PRETTIER := prettier@3.10.1
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	@command -v npx >/dev/null || { echo "error: checking the console's formatting needs Node.js (npx): 'sudo apt-get install -y nodejs npm'" >&2; exit 1; }
+	npx --yes $(PRETTIER) --check console/
 
 # The console's browser tests drive Debian's Chromium. `make test` installs nothing
 # system-wide: without a Chromium it stops at once and says how to install one.
