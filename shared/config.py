@@ -37,6 +37,11 @@ MAX_EVIDENCE_ITEMS = 20_000
 900 KB of its 1 MiB (a UUID key and an integer, 45 bytes an item)."""
 
 
+MAX_RAW_TEXT_BYTES = 32_768
+"""An evaluation's details keep two raw texts a step, up to 11 steps, beside a 64 KiB
+input: 22 texts of 32 KiB and the input take about 770 KB of the document's 1 MiB."""
+
+
 def _bounded(name: str, default: int, ceiling: int, why: str) -> int:
     limit = _int(name, default)
     if not 1 <= limit <= ceiling:
@@ -160,7 +165,12 @@ def load_settings() -> Settings:
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
         psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
-        agentconnect_raw_text_limit=_int("AGENTCONNECT_RAW_TEXT_LIMIT", 16_384),
+        agentconnect_raw_text_limit=_bounded(
+            "AGENTCONNECT_RAW_TEXT_LIMIT",
+            16_384,
+            MAX_RAW_TEXT_BYTES,
+            "an evaluation's raw texts share one document",
+        ),
         agentconnect_details_retention_hours=_int("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
         agentconnect_session_token_hours=_int("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
         agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),

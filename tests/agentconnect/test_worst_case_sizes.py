@@ -8,7 +8,7 @@ import json
 
 from functions.agentconnect.service import MAX_INPUT_BYTES
 from shared.clients import db
-from tests.agentconnect.conftest import AGENT, Connect, answer
+from tests.agentconnect.conftest import AGENT, SELECTION, Connect, answer, selection_with
 from tests.api import Configure
 from tests.firestore_sizes import ENTRY_LIMIT, CommitRecorder, index_entries
 
@@ -50,3 +50,40 @@ def test_raw_texts_are_cut_by_utf8_bytes(configured: Connect, configure: Configu
     assert shown["truncated"] is True
     assert "é" in shown["text"]
     assert 396 < len(shown["text"].encode()) <= 400
+
+
+def eleven_steps_that_never_decide() -> dict[str, object]:
+    """The longest chain the contract accepts (the first decision and ten steps), each
+    asking a yes/no question whose rule no answer reaches, so every step is asked."""
+    never = {"model": "gemini-2.5-pro", "when": {"type": "boolean", "thresholds": {"true": 1.0}}}
+    first = {**SELECTION["decision"], "rules": [never]}
+    steps = [
+        {
+            "id": f"step-{k}",
+            "decisionId": f"caa985ad-f12f-4ef1-943f-c1812738ec{k:02d}",
+            "question": {"type": "boolean", "instructions": f"Question {k}?"},
+            "rules": [never],
+        }
+        for k in range(10)
+    ]
+    return selection_with(decision=first, steps=steps)
+
+
+def test_the_longest_chain_with_the_largest_raw_texts_fits_in_its_details_document(
+    configured: Connect, configure: Configure
+) -> None:
+    """Every raw text at the largest `AGENTCONNECT_RAW_TEXT_LIMIT` in another script (two
+    bytes a character), beside the largest input: the suite's size check at the end of
+    the run holds the details document under 1 MiB."""
+    configure(AGENTCONNECT_RAW_TEXT_LIMIT="32768")
+    assert configured.configure(eleven_steps_that_never_decide()).status_code == 201
+    padded = json.dumps(answer(False, 0.5)) + " " * 40_000
+    for _ in range(11):
+        configured.world.gemini.answer_text(padded)
+    notes = "é" * (MAX_INPUT_BYTES // 2 - 20)
+    body = configured.frozen(configured.start(input={"notes": notes})["seq"])
+    assert body["outcome"] == "defaulted"
+    assert len(body["steps"]) == 11
+    texts = [step[side] for step in body["steps"] for side in ("rawRequest", "rawResponse")]
+    assert all(text["truncated"] for text in texts)
+    assert all(32_760 < len(text["text"].encode()) <= 32_768 for text in texts)
