@@ -72,15 +72,15 @@ def eleven_steps_that_never_decide() -> dict[str, object]:
 def test_the_longest_chain_with_the_largest_raw_texts_fits_in_its_details_document(
     configured: Connect, configure: Configure
 ) -> None:
-    """Every raw text at the largest `AGENTCONNECT_RAW_TEXT_LIMIT` in another script (two
-    bytes a character), beside the largest input: the suite's size check at the end of
-    the run holds the details document under 1 MiB."""
+    """Every raw text cut at the largest `AGENTCONNECT_RAW_TEXT_LIMIT` (in UTF-8 bytes),
+    beside the largest input: the suite's size check at the end of the run holds the
+    details document under 1 MiB."""
     configure(AGENTCONNECT_RAW_TEXT_LIMIT="32768")
     assert configured.configure(eleven_steps_that_never_decide()).status_code == 201
     padded = json.dumps(answer(False, 0.5)) + " " * 40_000
     for _ in range(11):
         configured.world.gemini.answer_text(padded)
-    notes = "é" * (MAX_INPUT_BYTES // 2 - 20)
+    notes = "x" * (MAX_INPUT_BYTES - 20)
     body = configured.frozen(configured.start(input={"notes": notes})["seq"])
     assert body["outcome"] == "defaulted"
     assert len(body["steps"]) == 11
