@@ -73,16 +73,17 @@ def test_the_longest_chain_with_the_largest_raw_texts_fits_in_its_details_docume
     configured: Connect, configure: Configure
 ) -> None:
     """Every raw text cut at the largest `AGENTCONNECT_RAW_TEXT_LIMIT` (in UTF-8 bytes),
-    beside the largest input: the suite's size check at the end of the run holds the
-    details document under 1 MiB."""
-    configure(AGENTCONNECT_RAW_TEXT_LIMIT="32768")
+    answers long enough to fill theirs (an output limit raised to let them), beside the
+    largest input: the suite's size check at the end of the run holds the details
+    document under 1 MiB."""
+    configure(AGENTCONNECT_RAW_TEXT_LIMIT="32768", AGENTCONNECT_OUTPUT_TOKEN_LIMIT="16384")
     assert configured.configure(eleven_steps_that_never_decide()).status_code == 201
     padded = json.dumps(answer(False, 0.5)) + " " * 40_000
     for _ in range(11):
         configured.world.gemini.answer_text(padded)
     notes = "x" * (MAX_INPUT_BYTES - 20)
     body = configured.frozen(configured.start(input={"notes": notes})["seq"])
-    assert body["outcome"] == "defaulted"
+    assert body["outcome"] == "defaulted", body["reason"]
     assert len(body["steps"]) == 11
     texts = [step[side] for step in body["steps"] for side in ("rawRequest", "rawResponse")]
     assert all(text["truncated"] for text in texts)
