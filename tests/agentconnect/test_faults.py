@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from google.cloud.firestore import DocumentReference
 
+from cli.gemini_stand_in import Gate
 from shared.clients import db
 from shared.validation import issues_for
 from tests.agentconnect.conftest import AGENT, DEFAULT, Connect, answer
@@ -46,15 +48,22 @@ def test_an_unexpected_worker_fault_freezes_the_fallback_and_says_why(
     assert configured.world.gemini.requests == []
 
 
-def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it(
-    configured: Connect,
-) -> None:
+def evaluating_past_its_lease(configured: Connect) -> tuple[Gate, int, DocumentReference]:
+    """An evaluation whose worker waits on Gemini (behind the returned gate) while its
+    lease is moved into the past: what a reader sees of a worker that lost its lease."""
     gate = configured.world.gemini.held_answer_json(answer(value=True, probability=0.9))
     seq = configured.start()["seq"]
     wait_for(lambda: stored(configured, seq)["status"] == "evaluating")
     assert configured.get(seq).status_code == 409
     ref = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/{seq}")
     ref.update({"lease_until": ref.get().get("created_at")})
+    return gate, seq, ref
+
+
+def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it(
+    configured: Connect,
+) -> None:
+    gate, seq, ref = evaluating_past_its_lease(configured)
     shown = configured.get(seq)
     assert shown.status_code == 200, shown.text
     assert issues_for("agentconnect/evaluation", shown.json()) == []
@@ -72,11 +81,7 @@ def test_an_evaluation_stuck_past_its_lease_reads_frozen_and_the_sweep_stores_it
 def test_an_answer_arriving_after_the_lease_freezes_the_fallback_with_its_tokens_counted(
     configured: Connect,
 ) -> None:
-    gate = configured.world.gemini.held_answer_json(answer(value=True, probability=0.9))
-    seq = configured.start()["seq"]
-    wait_for(lambda: stored(configured, seq)["status"] == "evaluating")
-    ref = db().document(f"orgs/{configured.org}/agents/{AGENT}/evaluations/{seq}")
-    ref.update({"lease_until": ref.get().get("created_at")})
+    gate, seq, _ = evaluating_past_its_lease(configured)
     gate.open()
     wait_for(lambda: stored(configured, seq)["status"] == "frozen")
     body = configured.frozen(seq)
