@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.processes import MAIN, function_client
@@ -124,7 +125,8 @@ def seed(gemini: GeminiTestServer) -> Seed:
 
     def call(target: str, method: str, path: str, body: Any = None) -> Any:
         reply = function_client(MAIN, target).open(path, method=method, json=body, headers=headers)
-        assert reply.status_code < 300, (target, reply.get_data(as_text=True))
+        if reply.status_code >= HTTPStatus.MULTIPLE_CHOICES:
+            raise RuntimeError(f"{target} answered {reply.get_data(as_text=True)}")
         return reply.get_json()
 
     conversation = call(

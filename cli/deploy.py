@@ -22,7 +22,15 @@ from typing import Any
 
 from cli import console
 from cli.lock import LOCK
-from functions.registry import ENTRIES, Entry
+from functions.registry import (
+    ENTRIES,
+    Entry,
+    McpEntry,
+    RestEntry,
+    SweepEntry,
+    TriggerEntry,
+    public_entries,
+)
 from shared.config import WORKER_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +89,7 @@ def hosting_rewrites(entries: tuple[Entry, ...], region: str) -> list[dict[str, 
             "function": {"functionId": entry.name, "region": region},
         }
         for entry in entries
-        if entry.kind == "http" and entry.route and entry.schedule is None
+        if isinstance(entry, RestEntry | McpEntry)
     ]
 
 
@@ -181,7 +189,8 @@ def _identity_steps(target: Target) -> list[Step]:
 
 
 def _function_step(entry: Entry, target: Target, source: Path) -> Step:
-    account = target.account("gemini" if entry.calls_gemini else "api")
+    calls_gemini = isinstance(entry, TriggerEntry) and entry.calls_gemini
+    account = target.account("gemini" if calls_gemini else "api")
     command = [
         "gcloud",
         "functions",
@@ -198,10 +207,9 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
         "--min-instances=0",
         "--memory=512Mi",
     ]
-    if entry.calls_gemini:
+    if calls_gemini:
         command.append(f"--set-secrets={SECRET}={SECRET}:latest")
-    if entry.kind == "trigger":
-        assert entry.document is not None
+    if isinstance(entry, TriggerEntry):
         command += [
             "--trigger-event-filters=type=google.cloud.firestore.document.v1.created",
             "--trigger-event-filters=database=(default)",
@@ -212,7 +220,7 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
             f"--timeout={WORKER_TIMEOUT_S}s",
             "--no-allow-unauthenticated",
         ]
-    elif entry.schedule is not None:
+    elif isinstance(entry, SweepEntry):
         command += ["--trigger-http", "--no-allow-unauthenticated", "--timeout=300s"]
     else:
         command += ["--trigger-http", "--allow-unauthenticated", "--timeout=60s"]
@@ -220,9 +228,9 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
 
 
 def _invoker_steps(entry: Entry, target: Target) -> list[Step]:
-    if entry.kind == "trigger":
+    if isinstance(entry, TriggerEntry):
         caller = target.account("trigger")
-    elif entry.schedule is not None:
+    elif isinstance(entry, SweepEntry):
         caller = target.account("scheduler")
     else:
         return []
@@ -241,8 +249,7 @@ def _invoker_steps(entry: Entry, target: Target) -> list[Step]:
     ]
 
 
-def _schedule_step(entry: Entry, target: Target) -> Step:
-    assert entry.schedule is not None
+def _schedule_step(entry: SweepEntry, target: Target) -> Step:
     job = f"evidencia-{entry.name.replace('_', '-')}"
     flags = [
         f"--project={target.project}",
@@ -310,7 +317,7 @@ def plan(target: Target, out: Path, entries: tuple[Entry, ...] = ENTRIES) -> lis
     steps += [_function_step(entry, target, source) for entry in entries]
     steps += [step for entry in entries for step in _invoker_steps(entry, target)]
     steps.append(_firebase_step(target, firebase, "hosting"))
-    steps += [_schedule_step(entry, target) for entry in entries if entry.schedule is not None]
+    steps += [_schedule_step(entry, target) for entry in entries if isinstance(entry, SweepEntry)]
     return steps
 
 
@@ -356,9 +363,7 @@ def function_urls(target: Target) -> list[str]:
     """How to call each public HTTP function at its own URL: at `/` when its route takes
     no parameters, else at its public path under that URL (which carries the parameters)."""
     lines = []
-    for entry in ENTRIES:
-        if entry.kind != "http" or entry.schedule is not None or entry.route is None:
-            continue
+    for entry in public_entries():
         path = entry.route if "{" in entry.route else "/"
         methods = ",".join(op.method for op in entry.operations)
         lines.append(f"{entry.name:32} {methods:4} {target.url(entry)}{path.rstrip('/') or '/'}")

@@ -486,7 +486,8 @@ class GeminiTestServer:
     # serving -------------------------------------------------------------------
     @property
     def url(self) -> str:
-        assert self.server is not None
+        if self.server is None:
+            raise RuntimeError("the Gemini stand-in has not been started")
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def start(self) -> GeminiTestServer:

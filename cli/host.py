@@ -29,7 +29,15 @@ import main
 from cli import console
 from cli import emulator as emulator_module
 from cli.gemini_stand_in import GeminiTestServer
-from functions.registry import ENTRIES, Entry, http_entries, scheduled_entries, trigger_entries
+from functions.registry import (
+    ENTRIES,
+    HttpEntry,
+    SweepEntry,
+    TriggerEntry,
+    http_entries,
+    scheduled_entries,
+    trigger_entries,
+)
 from shared import jsonbody, logs
 from shared.config import Settings
 from shared.errors import ApiError, ErrorCode
@@ -54,9 +62,9 @@ SECRET_HEADER = "X-Evidencia-Local-Secret"  # noqa: S105 - a header name, not a 
 deliveries are routed under a path that holds it."""
 
 
-def _http_view(entry: Entry, secret: str) -> Callable[..., Any]:
+def _http_view(entry: HttpEntry, secret: str) -> Callable[..., Any]:
     def view(**_params: str) -> Any:
-        if entry.schedule is not None and flask.request.headers.get(SECRET_HEADER) != secret:
+        if isinstance(entry, SweepEntry) and flask.request.headers.get(SECRET_HEADER) != secret:
             raise NotFound(f"No operation is served at {flask.request.path}.")
         return getattr(main, entry.name)(flask.request)
 
@@ -85,7 +93,7 @@ class InFlight:
             return self._changed.wait_for(lambda: self._count == 0, timeout=timeout)
 
 
-def _trigger_view(entry: Entry, in_flight: InFlight) -> Callable[[], Any]:
+def _trigger_view(entry: TriggerEntry, in_flight: InFlight) -> Callable[[], Any]:
     def view() -> Any:
         event = from_http(dict(flask.request.headers), flask.request.get_data())
         logs.info(
@@ -157,7 +165,6 @@ def trigger_id(name: str, secret: str) -> str:
 def build_app(project_id: str, in_flight: InFlight, probes: Probes, secret: str) -> flask.Flask:
     app = flask.Flask("evidencia")
     for entry in http_entries():
-        assert entry.route is not None
         app.add_url_rule(
             werkzeug_rule(entry.route),
             endpoint=entry.name,
@@ -187,7 +194,6 @@ def build_app(project_id: str, in_flight: InFlight, probes: Probes, secret: str)
 
 def register_triggers(emulator: emulator_module.Emulator, secret: str) -> None:
     for entry in trigger_entries():
-        assert entry.document is not None
         emulator.register_trigger(trigger_id(entry.name, secret), entry.document)
     emulator.register_trigger(trigger_id(PROBE_TRIGGER, secret), f"{PROBE_COLLECTION}/{{probeId}}")
 
@@ -210,7 +216,6 @@ class Scheduler:
         client = self.app.test_client()
         while not self.stopped.wait(self.interval_s):
             for entry in scheduled_entries():
-                assert entry.route is not None
                 client.post(entry.route, headers={SECRET_HEADER: self.secret})
 
     def stop(self) -> None:

@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from functions.registry import Entry, Operation, api_entries, error_statuses
+from functions.registry import Operation, RestEntry, error_statuses, public_operations
 from shared.validation import SCHEMAS_DIR, load_schema
 
 TARGET = SCHEMAS_DIR / "openapi.json"
@@ -95,11 +95,11 @@ def _json_content(schema_name: str, used: set[str]) -> dict[str, Any]:
     return {"application/json": {"schema": _ref(schema_name, used)}}
 
 
-def _parameters(entry: Entry, operation: Operation) -> list[dict[str, Any]]:
+def _parameters(entry: RestEntry, operation: Operation) -> list[dict[str, Any]]:
     if operation.params_schema is None:
         return []
     schema = load_schema(operation.params_schema)
-    in_path = set(re.findall(r"\{(\w+)\}", entry.route or ""))
+    in_path = set(re.findall(r"\{(\w+)\}", entry.route))
     required = set(schema.get("required", []))
     return [
         {
@@ -112,7 +112,7 @@ def _parameters(entry: Entry, operation: Operation) -> list[dict[str, Any]]:
     ]
 
 
-def _operation_id(entry: Entry, operation: Operation) -> str:
+def _operation_id(entry: RestEntry, operation: Operation) -> str:
     if len(entry.operations) == 1:
         return entry.name
     return f"{entry.name}_{operation.method.lower()}"
@@ -126,17 +126,7 @@ def _responses(operation: Operation, used: set[str]) -> dict[str, Any]:
     success: dict[str, Any] = {"description": "Success"}
     if operation.response_schema:
         success["content"] = _json_content(operation.response_schema, used)
-    paged = operation.params_schema is not None and "pageToken" in load_schema(
-        operation.params_schema
-    ).get("properties", {})
-    next_page = (
-        ["X-Next-Page-Token"]
-        if paged
-        and operation.response_schema
-        and load_schema(operation.response_schema).get("type") == "array"
-        else []
-    )
-    success["headers"] = _headers(next_page)
+    success["headers"] = _headers([operation.page_header] if operation.page_header else [])
     responses = {str(operation.success_status): success}
     for status in error_statuses(operation):
         responses[str(status)] = {
@@ -147,9 +137,8 @@ def _responses(operation: Operation, used: set[str]) -> dict[str, Any]:
     return responses
 
 
-def _authority(entry: Entry, operation: Operation) -> str:
+def _authority(entry: RestEntry, operation: Operation) -> str:
     access = entry.access
-    assert access is not None
     who = (
         f"a token with `{access.capability}` whose user holds at least the `{operation.role}` role"
     )
@@ -158,12 +147,9 @@ def _authority(entry: Entry, operation: Operation) -> str:
     return f"Needs {who} in the {access.tenant_kind}."
 
 
-def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, Any]:
-    headers = [REQUEST_HEADERS["x-request-id"]]
-    if entry.name == "research_ask":
-        headers.append(REQUEST_HEADERS["Idempotency-Key"])
+def _operation(entry: RestEntry, operation: Operation, used: set[str]) -> dict[str, Any]:
+    headers = [REQUEST_HEADERS[name] for name in ("x-request-id", *operation.headers)]
     access = entry.access
-    assert access is not None
     spec: dict[str, Any] = {
         "operationId": _operation_id(entry, operation),
         "summary": operation.summary,
@@ -190,14 +176,10 @@ def _operation(entry: Entry, operation: Operation, used: set[str]) -> dict[str, 
 def build() -> dict[str, Any]:
     used: set[str] = set()
     paths: dict[str, Any] = {}
-    for entry in api_entries():
-        assert entry.route is not None
-        if entry.schedule is not None:
-            continue  # private: Cloud Scheduler's jobs, never routed publicly
-        for operation in entry.operations:
-            paths.setdefault(entry.route, {})[operation.method.lower()] = _operation(
-                entry, operation, used
-            )
+    for entry, operation in public_operations():
+        paths.setdefault(entry.route, {})[operation.method.lower()] = _operation(
+            entry, operation, used
+        )
     components: dict[str, Any] = {}
     pending = sorted(used)
     while pending:

@@ -3,17 +3,15 @@ who may call it."""
 
 from __future__ import annotations
 
-from functions.registry import BY_NAME
+from functions.registry import rest_entry
 from shared.auth import SESSION_AUDIENCE_CLASSES, USER_CLASSES
 from shared.http import Endpoint
 
 
 def endpoint(name: str, method: str | None = None) -> Endpoint:
-    entry = BY_NAME[name]
+    entry = rest_entry(name)
     operation = entry.operation(method) if method else entry.operations[0]
     access = entry.access
-    if access is None:
-        raise ValueError(f"{name} is not a public entry point")
     return Endpoint(
         method=operation.method,
         capability=access.capability,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 
 @dataclass(frozen=True)
@@ -42,33 +42,65 @@ class Operation:
     """Error statuses it may answer beyond those every operation may (see `error_statuses`)."""
     audience: bool = False
     """Also admits the `session_audience` token of the session the call is about."""
+    headers: tuple[str, ...] = ()
+    """Request headers it reads beyond `x-request-id` (`Idempotency-Key`)."""
+    page_header: str | None = None
+    """The response header that carries the next page's token, for a paged list."""
 
 
-@dataclass(frozen=True)
-class Entry:
+@dataclass(frozen=True, kw_only=True)
+class _Entry:
     name: str
     """The function name: the attribute of `main` and the deployed function's name."""
-    kind: Literal["http", "trigger"]
     module: str
     summary: str
     tag: str
-    route: str | None = None
-    """Public path pattern of an HTTP entry point, with `{param}` placeholders."""
-    operations: tuple[Operation, ...] = ()
-    document: str | None = None
-    """Document path pattern whose creation runs a trigger."""
-    calls_gemini: bool = False
-    schedule: str | None = None
-    """Cron schedule for an HTTP entry point that Cloud Scheduler calls."""
-    access: Access | None = None
-    """Who may call it; None for private entries (triggers, scheduled jobs) and for the MCP
-    server, whose tools each check their own operation's access."""
-    protocol: Literal["rest", "mcp"] = "rest"
-    """An MCP server is public like the REST operations but not part of the OpenAPI
-    document: its tools are listed over MCP itself."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _HttpEntry(_Entry):
+    kind: ClassVar[Literal["http"]] = "http"
+    route: str
+    """Path pattern, with `{param}` placeholders."""
+    operations: tuple[Operation, ...]
 
     def operation(self, method: str) -> Operation:
         return next(op for op in self.operations if op.method == method)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestEntry(_HttpEntry):
+    """A public operation of one API's REST surface, in the OpenAPI document."""
+
+    access: Access
+    """Who may call it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepEntry(_HttpEntry):
+    """A private HTTP function that Cloud Scheduler calls."""
+
+    schedule: str
+    """Its cron schedule."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpEntry(_HttpEntry):
+    """The MCP server: public like the REST operations, but its tools are listed over MCP
+    itself (not in the OpenAPI document) and each checks its own operation's access."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TriggerEntry(_Entry):
+    """A function run by the creation of a document matching `document`."""
+
+    kind: ClassVar[Literal["trigger"]] = "trigger"
+    document: str
+    calls_gemini: bool = False
+
+
+HttpEntry = RestEntry | SweepEntry | McpEntry
+Entry = HttpEntry | TriggerEntry
 
 
 SWEEP_SCHEDULE = "* * * * *"
@@ -81,6 +113,7 @@ def _operation(declared: dict[str, Any], entry_summary: str) -> Operation:
             **declared,
             "summary": declared.get("summary") or entry_summary,
             "errors": tuple(declared.get("errors", ())),
+            "headers": tuple(declared.get("headers", ())),
         }
     )
 
@@ -92,9 +125,8 @@ def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
     api, module = name.split("_", 1)
     where = {"name": name, "module": f"functions.{api}.entry.{module}", "tag": api}
     if "sweep" in declared:
-        return Entry(
+        return SweepEntry(
             **where,
-            kind="http",
             summary=declared.pop("sweep"),
             route=f"/internal/{api}/sweep",
             operations=(Operation("POST"),),
@@ -102,18 +134,16 @@ def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
             **declared,
         )
     if "mcp" in declared:
-        return Entry(
+        return McpEntry(
             **where,
-            kind="http",
             summary=declared.pop("mcp"),
             operations=(Operation("POST"), Operation("GET"), Operation("DELETE")),
-            protocol="mcp",
             **declared,
         )
     if "document" in declared:
-        return Entry(**where, kind="trigger", **declared)
+        return TriggerEntry(**where, **declared)
     operations = tuple(_operation(op, declared["summary"]) for op in declared.pop("operations"))
-    return Entry(**where, kind="http", access=access[api], operations=operations, **declared)
+    return RestEntry(**where, access=access[api], operations=operations, **declared)
 
 
 def _load() -> tuple[Entry, ...]:
@@ -126,29 +156,48 @@ ENTRIES = _load()
 BY_NAME = {entry.name: entry for entry in ENTRIES}
 
 
-def http_entries() -> tuple[Entry, ...]:
-    return tuple(entry for entry in ENTRIES if entry.kind == "http")
+def http_entries() -> tuple[HttpEntry, ...]:
+    return tuple(entry for entry in ENTRIES if not isinstance(entry, TriggerEntry))
 
 
-def api_entries() -> tuple[Entry, ...]:
-    """The REST entry points: HTTP, not the MCP server."""
-    return tuple(entry for entry in http_entries() if entry.protocol == "rest")
+def public_entries() -> tuple[RestEntry | McpEntry, ...]:
+    """Every HTTP entry point a client calls (the REST ones and the MCP server)."""
+    return tuple(entry for entry in ENTRIES if isinstance(entry, RestEntry | McpEntry))
 
 
-def trigger_entries() -> tuple[Entry, ...]:
-    return tuple(entry for entry in ENTRIES if entry.kind == "trigger")
+def rest_entries() -> tuple[RestEntry, ...]:
+    """The public REST entry points: every one the OpenAPI document holds."""
+    return tuple(entry for entry in ENTRIES if isinstance(entry, RestEntry))
+
+
+def public_operations() -> tuple[tuple[RestEntry, Operation], ...]:
+    """Every public REST operation with its entry: what OpenAPI documents, MCP serves as
+    tools and the hosting routes."""
+    return tuple((entry, operation) for entry in rest_entries() for operation in entry.operations)
+
+
+def trigger_entries() -> tuple[TriggerEntry, ...]:
+    return tuple(entry for entry in ENTRIES if isinstance(entry, TriggerEntry))
 
 
 def trigger_document(name: str) -> str:
     """The document pattern whose creation runs the trigger `name`."""
-    document = BY_NAME[name].document
-    if document is None:
-        raise LookupError(f"{name} is not a trigger")
-    return document
+    entry = BY_NAME[name]
+    if not isinstance(entry, TriggerEntry):
+        raise TypeError(f"{name} is not a trigger")
+    return entry.document
 
 
-def scheduled_entries() -> tuple[Entry, ...]:
-    return tuple(entry for entry in ENTRIES if entry.schedule is not None)
+def rest_entry(name: str) -> RestEntry:
+    """The public REST entry `name`."""
+    entry = BY_NAME[name]
+    if not isinstance(entry, RestEntry):
+        raise TypeError(f"{name} is not a public REST entry point")
+    return entry
+
+
+def scheduled_entries() -> tuple[SweepEntry, ...]:
+    return tuple(entry for entry in ENTRIES if isinstance(entry, SweepEntry))
 
 
 COMMON_ERRORS = (400, 401, 403, 404, 405, 500, 503)

@@ -39,13 +39,13 @@ class Endpoint:
     """What one entry point accepts and who may call it."""
 
     method: str
+    route: str
     capability: str
     role: str
     tenant_kind: str
     tenant_param: str
     body_schema: str | None = None
     params_schema: str | None = None
-    route: str | None = None
     classes: frozenset[auth.CredentialClass] = auth.USER_CLASSES
 
 
@@ -136,12 +136,9 @@ def _coerce_params(raw: dict[str, str], schema_name: str) -> JsonObject:
 
 
 def _params(request: flask.Request, endpoint: Endpoint) -> JsonObject:
-    raw: dict[str, str] = {}
-    if endpoint.route is not None:
-        matched = path_params(endpoint.route, request.path)
-        if matched is None:
-            raise ApiError(ErrorCode.NOT_FOUND, f"No operation is served at {request.path}.")
-        raw.update(matched)
+    raw = path_params(endpoint.route, request.path)
+    if raw is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"No operation is served at {request.path}.")
     for name in request.args:
         values = request.args.getlist(name)
         if len(values) > 1:

@@ -47,6 +47,13 @@ class Thinking:
     can_disable: bool = False
     """Whether `thinkingBudget: 0` turns thinking off."""
 
+    @property
+    def budgets(self) -> tuple[int, int]:
+        """The accepted budget range of a budget-controlled model."""
+        if self.budget_range is None:
+            raise ValueError("a budget-controlled model's profile names its budget range")
+        return self.budget_range
+
 
 @dataclass(frozen=True)
 class ModelProfile:
@@ -75,8 +82,7 @@ class ModelProfile:
         if thinking.control == Control.LEVEL:
             return {"thinking_level": thinking.levels[0]}
         if thinking.control == Control.BUDGET:
-            assert thinking.budget_range is not None
-            return {"thinking_budget": 0 if thinking.can_disable else thinking.budget_range[0]}
+            return {"thinking_budget": 0 if thinking.can_disable else thinking.budgets[0]}
         return {}
 
     def bounded_thinking(self, allowance: int) -> dict[str, object]:
@@ -88,8 +94,7 @@ class ModelProfile:
             reasoning = [level for level in thinking.levels if level != "MINIMAL"]
             return {"thinking_level": reasoning[0]}
         if thinking.control == Control.BUDGET:
-            assert thinking.budget_range is not None
-            low, high = thinking.budget_range
+            low, high = thinking.budgets
             return {"thinking_budget": min(max(allowance, low), high)}
         return {}
 

@@ -20,7 +20,7 @@ from flask.testing import FlaskClient
 from cli.gemini_stand_in import GeminiTestServer
 from cli.host import SECRET_HEADER, trigger_id
 from cli.main import main as evidencia
-from functions.registry import api_entries, error_statuses
+from functions.registry import error_statuses, rest_entries
 from shared.http import path_params
 from shared.validation import issues_for
 
@@ -67,10 +67,8 @@ def conformance_issues(method: str, path: str, status: int, body: Any) -> list[A
     status (an undeclared status, or a body its schema refuses); [] for routes that are
     not public operations."""
     path = urlsplit(path).path
-    for entry in api_entries():
-        if entry.schedule is not None or path in ("", "/"):
-            continue
-        if path_params(entry.route or "", path) is None:
+    for entry in rest_entries():
+        if path in ("", "/") or path_params(entry.route, path) is None:
             continue
         operation = next((op for op in entry.operations if op.method == method), None)
         if operation is None:

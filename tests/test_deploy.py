@@ -23,7 +23,7 @@ from cli import console
 from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator
 from cli.main import main as evidencia
-from functions.registry import ENTRIES
+from functions.registry import ENTRIES, McpEntry, RestEntry, SweepEntry, TriggerEntry
 from tests.api import wait_for
 
 TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
@@ -153,20 +153,20 @@ def test_functions_framework_serves_every_registered_name_from_the_bundle(
     }
     for entry in ENTRIES:
         url = served[entry.name]
-        if entry.kind == "trigger":
+        if isinstance(entry, TriggerEntry):
             reply = first_answer("POST", url, data=b"", headers=event_headers)
             assert reply.status_code == 200, (entry.name, reply.text)
-        elif entry.schedule is not None:
-            reply = first_answer("POST", url + filled(entry.route or "/"))
+        elif isinstance(entry, SweepEntry):
+            reply = first_answer("POST", url + filled(entry.route))
             assert reply.status_code == 200, (entry.name, reply.text)
-        elif entry.protocol == "mcp":
+        elif isinstance(entry, McpEntry):
             reply = first_answer("POST", url + "/mcp", json={})
             assert reply.status_code == 401, (entry.name, reply.text)
             assert reply.headers["WWW-Authenticate"].startswith("Bearer")
         else:
             for operation in entry.operations:
                 kwargs: dict[str, Any] = {"json": {}} if operation.method in ("POST", "PUT") else {}
-                reply = first_answer(operation.method, url + filled(entry.route or "/"), **kwargs)
+                reply = first_answer(operation.method, url + filled(entry.route), **kwargs)
                 # the boundary answered: the path and parameters are checked, then the token
                 assert (reply.status_code, reply.json()["code"]) in (
                     (400, "invalid_request"),
@@ -185,12 +185,11 @@ def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
     for entry in ENTRIES:
         [command] = deploys(steps, entry.name)
         assert f"--entry-point={entry.name}" in command
-        assert (
-            "--set-secrets=GEMINI_API_KEY=GEMINI_API_KEY:latest" in command
-        ) == entry.calls_gemini
-        account = "gemini" if entry.calls_gemini else "api"
+        calls_gemini = isinstance(entry, TriggerEntry) and entry.calls_gemini
+        assert ("--set-secrets=GEMINI_API_KEY=GEMINI_API_KEY:latest" in command) == calls_gemini
+        account = "gemini" if calls_gemini else "api"
         assert f"--service-account=evidencia-{account}@demo-p.iam.gserviceaccount.com" in command
-        if entry.kind == "trigger":
+        if isinstance(entry, TriggerEntry):
             assert (
                 "--trigger-event-filters=type=google.cloud.firestore.document.v1.created" in command
             )
@@ -227,11 +226,11 @@ def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
     assert order == sorted(order)
     last_function = max(i for i, c in enumerate(commands) if c.startswith("gcloud functions"))
     assert last_function < order[3] < order[4]
-    triggers = [e for e in ENTRIES if e.kind == "trigger"]
+    triggers = [e for e in ENTRIES if isinstance(e, TriggerEntry)]
     assert all(
         "evidencia-trigger@" in c for c in invokers if any(f" {e.name} " in c for e in triggers)
     )
-    assert len(invokers) == len(triggers) + sum(1 for e in ENTRIES if e.schedule)
+    assert len(invokers) == len(triggers) + sum(1 for e in ENTRIES if isinstance(e, SweepEntry))
 
 
 def test_the_mcp_server_is_deployed_public_and_routed_at_mcp(tmp_path: Path) -> None:
@@ -247,7 +246,7 @@ def test_the_mcp_server_is_deployed_public_and_routed_at_mcp(tmp_path: Path) -> 
 
 def test_a_new_registry_entry_is_planned_without_touching_the_deploy_code(tmp_path: Path) -> None:
     extra = replace(
-        next(e for e in ENTRIES if e.kind == "trigger"),
+        next(e for e in ENTRIES if isinstance(e, TriggerEntry)),
         name="another_worker",
         document="things/{id}",
     )
@@ -290,7 +289,7 @@ def test_every_public_route_has_a_hosting_rewrite() -> None:
     from cli.deploy import hosting_rewrites
 
     rewrites = hosting_rewrites(ENTRIES, "europe-west1")
-    public = [e for e in ENTRIES if e.kind == "http" and e.schedule is None]
+    public = [e for e in ENTRIES if isinstance(e, RestEntry | McpEntry)]
     assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from functions.registry import Entry, api_entries, http_entries
+from functions.registry import Entry, RestEntry, http_entries, rest_entries, scheduled_entries
 from tests.api import World, function_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ def test_an_http_entry_point_does_not_import_gemini(entry: Entry) -> None:
     assert "google.genai" not in imports_after(entry.name)
 
 
-@pytest.mark.parametrize("entry", api_entries(), ids=lambda e: e.name)
+@pytest.mark.parametrize("entry", rest_entries() + scheduled_entries(), ids=lambda e: e.name)
 def test_only_the_mcp_server_imports_the_mcp_sdk(entry: Entry) -> None:
     assert "mcp" not in imports_after(entry.name)
     assert "mcp" in imports_after("mcp_server")
@@ -67,15 +67,14 @@ def _filled(route: str) -> str:
     return re.sub(r"\{(\w+)\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
 
 
-PUBLIC = [entry for entry in api_entries() if entry.schedule is None]
-
-
-@pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.name)
-def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(entry: Entry) -> None:
+@pytest.mark.parametrize("entry", rest_entries(), ids=lambda e: e.name)
+def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(
+    entry: RestEntry,
+) -> None:
     """A deployed function is called at its own URL: `/` when its route takes no path
     parameters (and its public path, which is how path parameters are passed)."""
     client = function_client(entry.name)
-    route = entry.route or "/"
+    route = entry.route
     paths = [_filled(route)] + ([] if "{" in route else ["/"])
     method = entry.operations[0].method
     body: dict[str, Any] | None = {} if method in ("POST", "PUT") else None

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from functions.registry import api_entries
+from functions.registry import public_operations
 from shared.validation import issues_for
 from tests.api import Api, World, all_documents
 
@@ -28,10 +28,8 @@ def filled(route: str) -> str:
 
 
 BODY_OPERATIONS = [
-    (op.method, filled(entry.route or ""))
-    for entry in api_entries()
-    if entry.schedule is None
-    for op in entry.operations
+    (op.method, filled(entry.route))
+    for entry, op in public_operations()
     if op.method in ("POST", "PUT")
 ]
 

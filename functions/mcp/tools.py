@@ -18,6 +18,7 @@ from functions.agentconnect.audience import audience_authorizer
 from functions.endpoints import endpoint
 from functions.psychologist import calibrations
 from functions.psychologist import service as psychologist
+from functions.registry import Operation, rest_entry
 from functions.research import service as research
 from shared.http import Authorizer, Call, Endpoint, Reply, default_authorizer
 from shared.jsonbody import JsonObject
@@ -44,11 +45,20 @@ class Tool:
     def endpoint(self) -> Endpoint:
         return endpoint(self.entry, self.method)
 
+    @property
+    def operation(self) -> Operation:
+        return rest_entry(self.entry).operation(self.method)
+
+    @property
+    def header_arguments(self) -> dict[str, str]:
+        """{argument: request header} for the headers the operation reads."""
+        return {HEADER_ARGUMENTS[name]: name for name in self.operation.headers}
+
     def input_schema(self) -> Schema:
         """The operation's published schema itself when it has one and takes nothing
         else (the contract's status request, as is); else its parts joined."""
         parts = [p for p in (self.endpoint.params_schema, self.endpoint.body_schema) if p]
-        if len(parts) == 1 and self.entry != "research_ask":
+        if len(parts) == 1 and not self.operation.headers:
             return _published(parts[0])
         properties: Schema = {}
         required: list[str] = []
@@ -56,8 +66,8 @@ class Tool:
             schema = inlined(load_schema(name))
             properties |= schema.get("properties", {})
             required += [r for r in schema.get("required", []) if r not in required]
-        if self.entry == "research_ask":
-            properties["idempotencyKey"] = IDEMPOTENCY_KEY
+        for argument in self.header_arguments:
+            properties[argument] = HEADER_SCHEMAS[argument]
         return {
             "type": "object",
             "properties": properties,
@@ -66,10 +76,9 @@ class Tool:
         }
 
     def output_schema(self) -> Schema:
-        from functions.registry import BY_NAME
-
-        name = BY_NAME[self.entry].operation(self.method).response_schema
-        assert name is not None
+        name = self.operation.response_schema
+        if name is None:
+            raise LookupError(f"{self.entry} {self.method} publishes no response schema")
         schema = _published(name)
         if self.listed_as is None:
             return schema
@@ -92,9 +101,10 @@ class Tool:
         headers = Headers()
         body: JsonObject = {}
         params: JsonObject = {}
+        from_headers = self.header_arguments
         for key, value in arguments.items():
-            if key == "idempotencyKey":
-                headers["Idempotency-Key"] = str(value)
+            if key in from_headers:
+                headers[from_headers[key]] = str(value)
             elif key in in_params:
                 params[key] = value
             else:
@@ -107,12 +117,16 @@ def _published(name: str) -> Schema:
     return {key: value for key, value in inlined(load_schema(name)).items() if key != "$schema"}
 
 
-IDEMPOTENCY_KEY: Schema = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 255,
-    "description": "Sent again with the same request, it returns the run the first call made "
-    "instead of asking again: use one key per question.",
+HEADER_ARGUMENTS = {"Idempotency-Key": "idempotencyKey"}
+"""The tool argument that carries each request header an operation reads."""
+HEADER_SCHEMAS: dict[str, Schema] = {
+    "idempotencyKey": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "description": "Sent again with the same request, it returns the run the first call "
+        "made instead of asking again: use one key per question.",
+    }
 }
 
 POLL = (

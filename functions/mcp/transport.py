@@ -90,7 +90,8 @@ def _result(tool: Tool, arguments: JsonObject, token: str, request_id: str) -> A
         logs.info(f"MCP {tool.name}", status=reply.status)
     if tool.listed_as is None:
         return reply.body
-    return {tool.listed_as: reply.body, "nextPageToken": reply.headers.get("X-Next-Page-Token")}
+    page = tool.operation.page_header
+    return {tool.listed_as: reply.body, "nextPageToken": reply.headers.get(page) if page else None}
 
 
 def _answer(tool: Tool, arguments: JsonObject, token: str) -> types.CallToolResult:

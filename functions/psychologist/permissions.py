@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing_extensions import TypedDict
 
 from functions.endpoints import endpoint
-from functions.registry import Operation, api_entries
+from functions.registry import Operation, public_operations
 from shared.auth import known_role
 from shared.errors import ApiError
 from shared.http import Call, Reply, default_authorizer
@@ -26,7 +26,6 @@ class Permission(TypedDict):
 
 def _permission(call: Call, name: str, operation: Operation) -> Permission:
     target = endpoint(name, operation.method)
-    assert target.route is not None
     reason = None
     try:
         default_authorizer(call.principal, target, call.params["projectId"])
@@ -46,9 +45,8 @@ def access(call: Call) -> Reply:
     _, role = known_role(call.principal, "project", project_id)
     operations = [
         _permission(call, entry.name, operation)
-        for entry in api_entries()
-        if entry.tag == API and entry.access is not None
-        for operation in entry.operations
+        for entry, operation in public_operations()
+        if entry.tag == API
     ]
     return Reply(
         {
