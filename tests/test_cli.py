@@ -47,6 +47,9 @@ def test_the_committed_openapi_document_is_current() -> None:
 def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     tmp_path: Path,
 ) -> None:
+    """`evidencia serve` as a user runs it: it starts its own emulator, prints its URL and
+    the emulator's address, serves OpenAPI, `evidencia admin` finds and writes to that
+    emulator, and on Ctrl-C the host and the emulator stop and the state file is gone."""
     port = free_port()
     env = environment(tmp_path)
     env.pop("GEMINI_API_KEY", None)

@@ -181,6 +181,9 @@ def deploys(steps: list, name: str) -> list[list[str]]:  # type: ignore[type-arg
 def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
     tmp_path: Path,
 ) -> None:
+    """Every registry entry is deployed once, with the identity its kind needs (the Gemini
+    secret only where Gemini is called), triggers on their document pattern, the sweeps
+    scheduled, and every step in the order that lets each find what it calls."""
     steps = plan(TARGET, tmp_path)
     for entry in ENTRIES:
         [command] = deploys(steps, entry.name)

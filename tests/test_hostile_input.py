@@ -148,6 +148,8 @@ def test_a_session_input_too_large_to_store_is_refused(api: Api, world: World) -
 def test_nan_and_infinity_cannot_be_stored_through_any_free_form_field(
     api: Api, world: World
 ) -> None:
+    """`NaN` and `Infinity` are not JSON: sent in each field that takes free-form data,
+    every request is refused with 400 naming the field, and nothing is stored."""
     project = world.tenant("project")
     writer = world.user(project, "ana", "member", capabilities=("agent:psychologist",))
     org = world.tenant("org")

@@ -178,6 +178,9 @@ def test_without_a_token_or_with_a_bad_one_the_http_request_is_401(api: Api) -> 
 
 
 def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, world: World) -> None:
+    """Tools called as a strict MCP client would: each successful result's structured
+    content validates against the tool's published output schema, and each refused call
+    is an error result carrying the API's error code."""
     member, status, _ = completed_run(api, world)
     conversation = {k: status[k] for k in ("workspace_id", "conversation_id")}
     answered_run = api.post("/research-api/assistant/status", status, member).json()

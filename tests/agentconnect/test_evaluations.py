@@ -31,6 +31,10 @@ def assert_contract(body: dict[str, Any]) -> None:
 def test_a_two_step_selection_falls_through_to_the_second_step_end_to_end(
     configured: Connect,
 ) -> None:
+    """The first question answers no, so its rule does not hold; the second step's answer
+    `large` reaches its threshold and selects that step's target. The frozen evaluation
+    carries the decision, the models asked and answered, the summed usage and the chain of
+    both steps, each with its raw texts."""
     configured.world.gemini.answer_json(answer(False, 0.9), usage=(50, 5))
     configured.world.gemini.answer_json(
         answer("large", 0.7), usage=(60, 6), model_version="gemini-test-002"

@@ -309,6 +309,8 @@ DECIDED = {
 def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
     psy: Psychologist, console: Console
 ) -> None:
+    """Hypotheses across the confidence bands, some accepted, some dismissed, one left
+    proposed: the chart's bands carry exactly the counts the calibration endpoint serves."""
     reopened = reopening(psy)
     proposals = [
         hypothesis("dev-api", reopened, confiancaPercent=confidence, observacao=f"At {confidence}.")

@@ -26,6 +26,10 @@ def reopening_log() -> tuple[Log, list[str]]:
 def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed(
     psy: Psychologist, configure: Configure
 ) -> None:
+    """A session goes silent past its heartbeat timeout: the sweep closes it as abnormal,
+    which queues an analysis; of the two hypotheses Gemini proposes, the one citing an
+    event the log does not hold is rejected with its reason, and only the grounded one is
+    stored and listed, with its copied events and termination analysis."""
     configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
     log, reopened = reopening_log()
     assert psy.ingest(SESSION, log.events).json() == {"accepted": 5, "duplicates": 0}
