@@ -65,7 +65,7 @@ class JobGoneError(LookupError):
     """The job's document does not exist: its event can never succeed."""
 
 
-def failed(code: str) -> Changes:
+def failure_changes(code: str) -> Changes:
     """The changes that settle a job as failed with `code`."""
     return {
         "status": JobStatus.FAILED,
@@ -101,7 +101,7 @@ def fail_unconfirmed(
     kept: Changes,
 ) -> str:
     """How most jobs end stuck: failed, without knowing whether Gemini answered."""
-    transaction.update(ref, {**kept, **failed(ProviderFailure.GENERATION_UNCONFIRMED)})
+    transaction.update(ref, {**kept, **failure_changes(ProviderFailure.GENERATION_UNCONFIRMED)})
     return JobStatus.FAILED
 
 
@@ -224,22 +224,22 @@ def sweep(lifecycle: Lifecycle, batch: int) -> list[str]:
 def run(
     claimed: Claim,
     work: Callable[[Claim], Result],
-    failed: Callable[[str, GeminiError | None], Result],
+    on_failure: Callable[[str, GeminiError | None], Result],
 ) -> Result:
-    """The work's result; any exception becomes `failed(code, error)` instead."""
+    """The work's result; any exception becomes `on_failure(code, error)` instead."""
     from shared.gemini import GeminiError
 
     try:
         return work(claimed)
     except GeminiError as error:
-        return failed(error.kind.value, error)
+        return on_failure(error.kind.value, error)
     except Exception:  # noqa: BLE001 - a claimed job settles whatever went wrong
         logs.error(
             "A job failed unexpectedly",
             job=claimed.ref.path,
             stack_trace=traceback.format_exc(),
         )
-        return failed(ProviderFailure.GENERATION_UNCONFIRMED, None)
+        return on_failure(ProviderFailure.GENERATION_UNCONFIRMED, None)
 
 
 Snapshots = dict[str, firestore.DocumentSnapshot[Any]]

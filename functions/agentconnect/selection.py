@@ -48,7 +48,7 @@ def answer_key(answer: Answer) -> str:
     return str(value)
 
 
-def holds(when: Condition, answer: Answer) -> bool:
+def condition_met(when: Condition, answer: Answer) -> bool:
     """A rule holds when the answer's value has a threshold and its probability reaches it."""
     if when["type"] != answer["type"]:
         return False

@@ -43,7 +43,7 @@ from functions.agentconnect.prompts import SYSTEM, build_prompt
 from functions.agentconnect.selection import (
     Step,
     answer_key,
-    holds,
+    condition_met,
     steps_of,
     target_of,
 )
@@ -202,7 +202,7 @@ def decide(
             reason = f"step {step.step_id} {why}; fell back to the default target"
             return ChainDecision(Outcome.FALLBACK, reason, default.copy(), result, results)
         for index, rule in enumerate(step.rules, start=1):
-            if holds(rule["when"], result.answer):
+            if condition_met(rule["when"], result.answer):
                 result.condition = rule["when"]
                 key = answer_key(result.answer)
                 reason = (

@@ -11,7 +11,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from shared.codes import TokenUsage
+from shared.codes import ProviderFailure, TokenUsage
 
 
 class AnalysisStatus(StrEnum):
@@ -22,12 +22,21 @@ class AnalysisStatus(StrEnum):
 
 
 class AnalysisFailure(StrEnum):
-    NOT_CONFIGURED = "not_configured"
-    PROVIDER_UNAVAILABLE = "provider_unavailable"
-    GENERATION_UNCONFIRMED = "generation_unconfirmed"
-    INVALID_OUTPUT = "invalid_output"
+    """Why an analysis failed (the contract's `failureCode`)."""
+
+    NOT_CONFIGURED = ProviderFailure.NOT_CONFIGURED.value
+    """No Gemini credentials are configured."""
+    PROVIDER_UNAVAILABLE = ProviderFailure.PROVIDER_UNAVAILABLE.value
+    """Gemini refused or failed a call, or did not answer within the deadline."""
+    GENERATION_UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED.value
+    """It is not known whether Gemini answered (the worker failed or lost its lease)."""
+    INVALID_OUTPUT = ProviderFailure.INVALID_OUTPUT.value
+    """Gemini's output broke the published schema."""
     SESSION_EMPTY = "session_empty"
+    """The session holds no retained events."""
     INPUT_TOO_LARGE = "input_too_large"
+    """The log needs more Gemini calls than fit in the lease, or a chunk is over the
+    per-call budget."""
 
 
 class SessionState(StrEnum):

@@ -6,7 +6,7 @@ from google.cloud import firestore
 
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisFailure, AnalysisStatus
-from shared.jobs import Job, Lifecycle, failed
+from shared.jobs import Job, Lifecycle, failure_changes
 from shared.store import Changes
 
 
@@ -24,7 +24,7 @@ def _end(
     """Fail unconfirmed and say why, keeping the token usage of a worker that lost its lease."""
     changes = {
         **kept,
-        **failed(AnalysisFailure.GENERATION_UNCONFIRMED),
+        **failure_changes(AnalysisFailure.GENERATION_UNCONFIRMED),
         "failure_detail": stuck_detail(job),
     }
     transaction.update(ref, changes)

@@ -399,7 +399,7 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
                 claimed.ref,
                 {
                     **common,
-                    **jobs.failed(outcome.failure),
+                    **jobs.failure_changes(outcome.failure),
                     "failure_detail": outcome.cause,
                     "hypothesis_ids": [],
                 },

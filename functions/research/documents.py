@@ -10,7 +10,7 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from shared.codes import TokenUsage
+from shared.codes import ProviderFailure, TokenUsage
 
 
 class RunStatus(StrEnum):
@@ -25,18 +25,34 @@ class RunStatus(StrEnum):
 
 
 class FailureCode(StrEnum):
-    NOT_CONFIGURED = "not_configured"
+    """Why a run failed, or why its completed result no longer stands (the contract's
+    `failure_code` and `availability.reason`)."""
+
+    NOT_CONFIGURED = ProviderFailure.NOT_CONFIGURED.value
+    """No Gemini credentials are configured."""
     BUDGET_EXHAUSTED = "budget_exhausted"
+    """The workspace's Gemini token budget is spent."""
     ACCESS_CHANGED = "access_changed"
+    """The asker lost the right to ask (token revoked or expired, membership gone or below
+    member) before the answer was stored, or since."""
     SOURCE_UNAVAILABLE = "source_unavailable"
+    """An item the answer cites was removed, or the conversation holds no evidence."""
     CONTEXT_CHANGED = "context_changed"
+    """The evidence changed while the run was processing, or a cited item was revised."""
     INPUT_TOO_LARGE = "input_too_large"
-    PROVIDER_UNAVAILABLE = "provider_unavailable"
-    GENERATION_UNCONFIRMED = "generation_unconfirmed"
-    INVALID_OUTPUT = "invalid_output"
+    """The evidence is over the run's input token budget; it is never sampled."""
+    PROVIDER_UNAVAILABLE = ProviderFailure.PROVIDER_UNAVAILABLE.value
+    """Gemini refused or failed the call, or did not answer within the deadline."""
+    GENERATION_UNCONFIRMED = ProviderFailure.GENERATION_UNCONFIRMED.value
+    """It is not known whether Gemini answered (the worker failed or lost its lease)."""
+    INVALID_OUTPUT = ProviderFailure.INVALID_OUTPUT.value
+    """Gemini's answer broke the answer schema or cited what the prompt did not hold."""
     CANCELLED = "cancelled"
+    """A member cancelled the run."""
     EXPIRED = "expired"
+    """The run is past its 24 hours."""
     CONVERSATION_FULL = "conversation_full"
+    """The conversation already has `RESEARCH_MAX_RUNS_PER_CONVERSATION` runs."""
 
 
 class EvidenceRef(TypedDict):

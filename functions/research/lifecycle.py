@@ -9,7 +9,7 @@ from google.cloud import firestore
 
 from functions.research import store
 from functions.research.documents import FailureCode, Run, RunStatus
-from shared.jobs import Job, Lifecycle, failed
+from shared.jobs import Job, Lifecycle, failure_changes
 from shared.retention import utcnow
 from shared.store import Changes, as_stored
 
@@ -39,7 +39,7 @@ def fail(
     """Fail the run with `code` and free its slot (the slot is read, so call this before
     writing anything else)."""
     store.release_slot(transaction, run["workspace_id"], ref.id, run)
-    transaction.update(ref, {**(kept or {}), **failed(code)})
+    transaction.update(ref, {**(kept or {}), **failure_changes(code)})
 
 
 def end(

@@ -194,7 +194,7 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
         if failure is not None or answer is None:
             transaction.update(
                 claimed.ref,
-                {**common, **jobs.failed(failure or FailureCode.GENERATION_UNCONFIRMED)},
+                {**common, **jobs.failure_changes(failure or FailureCode.GENERATION_UNCONFIRMED)},
             )
             return RunStatus.FAILED
         message: Message = {
