@@ -95,6 +95,7 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+        process.stdout.close()
     assert not answers(f"http://{emulator_host}/"), "the emulator stopped with serve"
     assert not answers(f"http://127.0.0.1:{port}/openapi.json")
     assert not (tmp_path / f"evidencia-serve-{os.getuid()}-{port}.json").exists()

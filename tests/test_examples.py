@@ -52,9 +52,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 ready.set()
         ready.set()
 
-    for stream, into in ((process.stdout, logged), (process.stderr, said)):
-        assert stream is not None
-        threading.Thread(target=drain, args=(stream, into), daemon=True).start()
+    streams = [(process.stdout, logged), (process.stderr, said)]
+    drains = [
+        threading.Thread(target=drain, args=(stream, into), daemon=True) for stream, into in streams
+    ]
+    for thread in drains:
+        thread.start()
     try:
         assert ready.wait(120), "serve did not start: " + "".join(said)
         assert process.poll() is None, "serve exited: " + "".join(said)
@@ -62,6 +65,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+        for thread in drains:
+            thread.join(timeout=30)
+        for stream, _ in streams:
+            if stream is not None:
+                stream.close()
 
 
 def test_serve_says_the_local_model_is_on(served: Served) -> None:

@@ -68,6 +68,7 @@ def serving(port: int, env: dict[str, str]) -> Iterator[str]:
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+        process.stdout.close()
 
 
 def evidencia(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

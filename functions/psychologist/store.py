@@ -28,8 +28,7 @@ def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference
 
 
 def events(project_id: str, session_id: str) -> firestore.CollectionReference:
-    found: firestore.CollectionReference = session_ref(project_id, session_id).collection("events")
-    return found
+    return collection(PROJECTS, project_id, "sessions", session_id, "events")
 
 
 def event_ref(project_id: str, session_id: str, event_id: str) -> firestore.DocumentReference:
@@ -37,14 +36,11 @@ def event_ref(project_id: str, session_id: str, event_id: str) -> firestore.Docu
     with time, and Firestore documents about 500 writes a second into a monotonic key
     range; hashed keys spread the writes."""
     key = hashlib.sha256(event_id.encode()).hexdigest()[:32]
-    found: firestore.DocumentReference = events(project_id, session_id).document(key)
-    return found
+    return document(PROJECTS, project_id, "sessions", session_id, "events", key)
 
 
 def event_chunks(project_id: str, session_id: str) -> firestore.CollectionReference:
-    session = session_ref(project_id, session_id)
-    found: firestore.CollectionReference = session.collection("event_chunks")
-    return found
+    return collection(PROJECTS, project_id, "sessions", session_id, "event_chunks")
 
 
 def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReference:

@@ -31,18 +31,15 @@ def conversation_ref(workspace_id: str, conversation_id: str) -> firestore.Docum
 
 
 def evidence_collection(workspace_id: str, conversation_id: str) -> firestore.CollectionReference:
-    conversation = conversation_ref(workspace_id, conversation_id)
-    found: firestore.CollectionReference = conversation.collection("evidence")
-    return found
+    return collection(WORKSPACES, workspace_id, "conversations", conversation_id, "evidence")
 
 
 def evidence_ref(
     workspace_id: str, conversation_id: str, evidence_id: str
 ) -> firestore.DocumentReference:
-    found: firestore.DocumentReference = evidence_collection(
-        workspace_id, conversation_id
-    ).document(evidence_id)
-    return found
+    return document(
+        WORKSPACES, workspace_id, "conversations", conversation_id, "evidence", evidence_id
+    )
 
 
 def runs(workspace_id: str) -> firestore.CollectionReference:
