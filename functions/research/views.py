@@ -18,7 +18,7 @@ from functions.research.documents import (
     RunView,
     StatusView,
 )
-from functions.research.lifecycle import effective_state
+from functions.research.lifecycle import LIFECYCLE, effective_state
 from shared.config import settings
 from shared.retention import iso
 
@@ -26,7 +26,7 @@ PROCESSOR = "Google Gemini"
 TERMINAL = frozenset(
     {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.EXPIRED}
 )
-PENDING_OR_AVAILABLE = frozenset({RunStatus.QUEUED, RunStatus.PROCESSING, RunStatus.COMPLETED})
+PENDING_OR_AVAILABLE = frozenset({*LIFECYCLE.active, RunStatus.COMPLETED})
 
 
 def evidence_at(cited: EvidenceRef, stored: Evidence | None) -> EvidenceAtRevision:
