@@ -67,11 +67,48 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Sizing:
+    """How one kind of function is sized on Cloud Run functions (gen2)."""
+
+    cpu: str
+    memory: str
+    concurrency: int
+    """Requests one instance serves at once; functions-framework's Python server is told
+    to run as many threads (`THREADS`), as Google advises for a concurrency above one."""
+
+
+PUBLIC_SIZING = Sizing(cpu="1", memory="512Mi", concurrency=8)
+"""A public request spends most of its time waiting on one to three Firestore round trips,
+so eight share one vCPU well; a concurrency above one needs a whole vCPU, and eight is
+where Google advises to start (tests/test_one_instance.py holds every public handler
+correct with eight requests at once on one instance)."""
+SWEEP_SIZING = Sizing(cpu="1", memory="512Mi", concurrency=1)
+"""Cloud Scheduler calls each sweep once a minute: one at a time. A whole vCPU, since
+Cloud Run takes less than one only in its first-generation execution environment."""
+WORKER_SIZING = Sizing(cpu="1", memory="1Gi", concurrency=4)
+"""A worker waits seconds to minutes on Gemini, so one instance takes four jobs at once;
+the largest analysis (100,000 events) peaks near 120 MiB while it prepares its calls, so
+four fit in 1 GiB beside the runtime."""
+MAX_INSTANCES = 20
+"""The default cap on every function's instances (`--max-instances`): with the sizing
+above, 160 public requests or 80 jobs in flight per function before Cloud Run queues."""
+
+
+def sizing_of(entry: Entry) -> Sizing:
+    if isinstance(entry, TriggerEntry):
+        return WORKER_SIZING
+    if isinstance(entry, SweepEntry):
+        return SWEEP_SIZING
+    return PUBLIC_SIZING
+
+
+@dataclass(frozen=True)
 class Target:
     project: str
     region: str
     firestore_location: str
     gemini_model: str
+    max_instances: int = MAX_INSTANCES
 
     def account(self, role: str) -> str:
         return f"evidencia-{role}@{self.project}.iam.gserviceaccount.com"
@@ -191,6 +228,8 @@ def _identity_steps(target: Target) -> list[Step]:
 def _function_step(entry: Entry, target: Target, source: Path) -> Step:
     calls_gemini = isinstance(entry, TriggerEntry) and entry.calls_gemini
     account = target.account("gemini" if calls_gemini else "api")
+    sizing = sizing_of(entry)
+    env = f"GOOGLE_CLOUD_PROJECT={target.project},GEMINI_MODEL={target.gemini_model}"
     command = [
         "gcloud",
         "functions",
@@ -203,9 +242,12 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
         f"--source={source}",
         f"--entry-point={entry.name}",
         f"--service-account={account}",
-        f"--set-env-vars=GOOGLE_CLOUD_PROJECT={target.project},GEMINI_MODEL={target.gemini_model}",
+        f"--set-env-vars={env},THREADS={sizing.concurrency}",
         "--min-instances=0",
-        "--memory=512Mi",
+        f"--max-instances={target.max_instances}",
+        f"--cpu={sizing.cpu}",
+        f"--memory={sizing.memory}",
+        f"--concurrency={sizing.concurrency}",
     ]
     if calls_gemini:
         command.append(f"--set-secrets={SECRET}={SECRET}:latest")
@@ -356,6 +398,12 @@ def add_parser(subparsers: Any) -> None:
         default=ROOT / "build" / "deploy",
         help="where the bundle and the Firebase config are written",
     )
+    deploy.add_argument(
+        "--max-instances",
+        type=int,
+        default=MAX_INSTANCES,
+        help=f"the cap on each function's instances (default {MAX_INSTANCES})",
+    )
     deploy.add_argument("--dry-run", action="store_true", help="build and print, deploy nothing")
 
 
@@ -372,7 +420,11 @@ def function_urls(target: Target) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     target = Target(
-        args.project, args.region, args.firestore_location or args.region, args.gemini_model
+        args.project,
+        args.region,
+        args.firestore_location or args.region,
+        args.gemini_model,
+        args.max_instances,
     )
     out = build_bundle(args.out, region=args.region)
     print(f"# bundle: {out / 'source'}; firebase config: {out / 'firebase'}")

@@ -174,6 +174,39 @@ def test_functions_framework_serves_every_registered_name_from_the_bundle(
                 ), (entry.name, reply.text)
 
 
+EXPECTED_SIZING = {
+    "public": ("1", "512Mi", 8),
+    "sweep": ("1", "512Mi", 1),
+    "worker": ("1", "1Gi", 4),
+}
+
+
+def kind_of(entry: object) -> str:
+    if isinstance(entry, TriggerEntry):
+        return "worker"
+    return "sweep" if isinstance(entry, SweepEntry) else "public"
+
+
+def test_every_function_is_deployed_with_its_cpu_concurrency_threads_and_instance_cap(
+    tmp_path: Path,
+) -> None:
+    """Public functions take eight requests at once on a whole vCPU, sweeps one, workers
+    four on 1 GiB; the Python server runs as many threads; every function is capped at
+    `--max-instances`, the default or the operator's."""
+    capped = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash", max_instances=3)
+    for target, cap in ((TARGET, 20), (capped, 3)):
+        steps = plan(target, tmp_path / str(cap))
+        for entry in ENTRIES:
+            [command] = deploys(steps, entry.name)
+            cpu, memory, concurrency = EXPECTED_SIZING[kind_of(entry)]
+            assert f"--cpu={cpu}" in command, entry.name
+            assert f"--memory={memory}" in command, entry.name
+            assert f"--concurrency={concurrency}" in command, entry.name
+            assert f"--max-instances={cap}" in command, entry.name
+            [env] = [arg for arg in command if arg.startswith("--set-env-vars=")]
+            assert env.endswith(f",THREADS={concurrency}"), entry.name
+
+
 def deploys(steps: list, name: str) -> list[list[str]]:  # type: ignore[type-arg]
     return [s.command for s in steps if s.command[:4] == ["gcloud", "functions", "deploy", name]]
 
