@@ -33,7 +33,7 @@ from shared.codes import JobStatus, ProviderFailure
 from shared.config import Settings, settings
 from shared.ids import new_ulid
 from shared.retention import utcnow
-from shared.store import Changes, transact
+from shared.store import Changes, read_all, transact
 
 if TYPE_CHECKING:
     from shared.gemini import GeminiError
@@ -94,17 +94,6 @@ it, with `kept` (the token usage of a worker that lost its lease, else nothing);
 the status written."""
 
 
-def fail_unconfirmed(
-    transaction: firestore.Transaction,
-    ref: firestore.DocumentReference,
-    _job: Job,
-    kept: Changes,
-) -> str:
-    """How most jobs end stuck: failed, without knowing whether Gemini answered."""
-    transaction.update(ref, {**kept, **failure_changes(ProviderFailure.GENERATION_UNCONFIRMED)})
-    return JobStatus.FAILED
-
-
 @dataclass(frozen=True)
 class Lifecycle:
     """How one API's jobs move: where they live, their statuses, how a stuck one ends."""
@@ -116,7 +105,8 @@ class Lifecycle:
     lease_seconds: Callable[[Settings], float]
     label: str
     """The log label that carries a job's id (`run_id`, `analysis_id`, `evaluation`)."""
-    end: End = fail_unconfirmed
+    end: End
+    """How a job no worker settled in time ends (stuck, or its claim lost its lease)."""
 
     @property
     def active(self) -> tuple[str, str]:
@@ -269,12 +259,10 @@ def settle(
     that lost its lease ends as readers were shown it, with `kept` (the worker's token
     usage, in the job's own shape); a job no longer running is left as it is. `always`
     writes what is due whatever the job's state (a token count), after the rest."""
-    client = db()
     lifecycle = claimed.lifecycle
 
     def apply(transaction: firestore.Transaction) -> Settled:
-        snapshots = client.get_all([claimed.ref, *refs], transaction=transaction)
-        by_path: Snapshots = {s.reference.path: s for s in snapshots}
+        by_path = read_all([claimed.ref, *refs], transaction)
         current = by_path[claimed.ref.path].to_dict()
         if current is None or current["status"] != lifecycle.running:
             settled = Settled(current["status"] if current else "missing", stored=False)
