@@ -98,6 +98,7 @@ class Settings:
     psychologist_call_seconds: float
     psychologist_lease_seconds: int
     psychologist_hypothesis_retention_days: int
+    psychologist_project_token_budget: int
     schedule_interval_s: float
     agentconnect_raw_text_limit: int
     agentconnect_details_retention_hours: int
@@ -105,6 +106,7 @@ class Settings:
     agentconnect_lease_seconds: int
     agentconnect_output_token_limit: int
     agentconnect_thinking_tokens: int
+    agentconnect_org_token_budget: int
     job_queue_seconds: int
     firestore_timeout_s: float
 
@@ -164,6 +166,7 @@ def load_settings() -> Settings:
         psychologist_call_seconds=_float("PSYCHOLOGIST_CALL_SECONDS", 60.0),
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
         psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
+        psychologist_project_token_budget=_int("PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_bounded(
             "AGENTCONNECT_RAW_TEXT_LIMIT",
@@ -176,6 +179,7 @@ def load_settings() -> Settings:
         agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),
         agentconnect_output_token_limit=_int("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
         agentconnect_thinking_tokens=_int("AGENTCONNECT_THINKING_TOKENS", 512),
+        agentconnect_org_token_budget=_int("AGENTCONNECT_ORG_TOKEN_BUDGET", 5_000_000),
         job_queue_seconds=_int("JOB_QUEUE_SECONDS", 600),
         firestore_timeout_s=_float("FIRESTORE_TIMEOUT_S", 5.0),
     )

@@ -20,7 +20,7 @@ from functions.agentconnect.documents import (
     StoredSelection,
     Summary,
 )
-from functions.agentconnect.lifecycle import LIFECYCLE, stuck, stuck_summary
+from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary, stuck, stuck_summary
 from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import evaluation_view, fallback_of, selection_view
 from shared import auth, jobs, logs
@@ -43,6 +43,9 @@ from shared.store import (
 )
 
 NOT_READY_RETRY_S = "1"
+BUDGET_SPENT = (
+    "the org has spent its Gemini token budget (budget_exhausted); fell back to the default target"
+)
 MAX_INPUT_BYTES = 64 * 1024
 """A session's input is stored with the session and again in its evaluation's details."""
 
@@ -107,9 +110,10 @@ def start_session(call: Call) -> Reply:
     session = store.session_ref(org_id, agent_id, session_id)
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
     retention = timedelta(hours=settings().agentconnect_details_retention_hours)
+    spend = store.spend(org_id)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        snapshots = read_all([agent, session])
+        snapshots = read_all([agent, session, *spend.shards()])
         current = data_as(snapshots[agent.path], Agent)
         if current is None or "selection_version" not in current:
             raise conflict("This agent has no model selection yet: PUT one first.")
@@ -147,7 +151,10 @@ def start_session(call: Call) -> Reply:
         trace = logs.current_trace()
         if trace is not None:
             pending["trace"] = trace
-        batch.create(store.evaluation_ref(org_id, agent_id, seq), fields(pending))
+        evaluation: PendingEvaluation | Summary = pending
+        if spend.used(snapshots) >= settings().agentconnect_org_token_budget:
+            evaluation = fallback_summary(pending, BUDGET_SPENT, now)
+        batch.create(store.evaluation_ref(org_id, agent_id, seq), fields(evaluation))
         batch.update(agent, {"last_seq": firestore.Maximum(seq)})
         return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
 

@@ -1,6 +1,7 @@
 """Where AgentConnect's data lives in Firestore.
 
 orgs/{o}                                           tenant
+orgs/{o}/usage/{k}                                 `tokens_used`: Gemini tokens (shared.spend)
 orgs/{o}/agents/{a}                                selection_version, last_seq
 orgs/{o}/agents/{a}/selections/{version}           immutable selection versions
 orgs/{o}/agents/{a}/agent_sessions/{s}             a started session (its creation runs the worker)
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
+from shared.spend import Spend
 from shared.store import collection, document
 
 EVALUATIONS = "evaluations"
@@ -39,3 +41,13 @@ def evaluation_ref(org_id: str, agent_id: str, seq: int) -> firestore.DocumentRe
 
 def details_ref(org_id: str, agent_id: str, seq: int) -> firestore.DocumentReference:
     return document("orgs", org_id, "agents", agent_id, "evaluation_details", str(seq))
+
+
+def spend(org_id: str) -> Spend:
+    """The org's Gemini tokens, counted against `AGENTCONNECT_ORG_TOKEN_BUDGET`."""
+    return Spend(document("orgs", org_id))
+
+
+def spend_of(evaluation: firestore.DocumentReference) -> Spend:
+    """The spend of the org an evaluation belongs to."""
+    return spend(evaluation.path.split("/")[1])

@@ -323,7 +323,12 @@ def freeze(claimed: Claim, frozen: Frozen) -> Settled:
             transaction.set(details_ref, fields(frozen.details))
         return EvaluationStatus.FROZEN
 
-    return jobs.settle(claimed, write, {"usage": frozen.summary["usage"]})
+    def count_tokens(transaction: firestore.Transaction) -> None:
+        usage = frozen.summary["usage"]
+        tokens = usage["inputTokens"] + usage["outputTokens"]
+        store.spend_of(claimed.ref).count(transaction, claimed.ref.path, tokens)
+
+    return jobs.settle(claimed, write, {"usage": frozen.summary["usage"]}, always=count_tokens)
 
 
 def _evaluate(claimed: Claim, evaluating: Evaluating) -> Frozen:

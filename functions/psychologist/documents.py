@@ -37,6 +37,8 @@ class AnalysisFailure(StrEnum):
     INPUT_TOO_LARGE = "input_too_large"
     """The log needs more Gemini calls than fit in the lease, or a chunk is over the
     per-call budget."""
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """The project spent its Gemini token budget (`PSYCHOLOGIST_PROJECT_TOKEN_BUDGET`)."""
 
 
 class SessionState(StrEnum):
@@ -98,6 +100,16 @@ class Session(TypedDict):
     cause: NotRequired[str | None]
     ended_at: NotRequired[datetime]
     analysis_id: NotRequired[str | None]
+    """The analysis an abnormal end queued."""
+    last_analysis: NotRequired[LastAnalysis]
+
+
+class LastAnalysis(TypedDict):
+    """The latest analysis of a session and the event count it was asked for: a manual
+    analysis of a log that has not grown since is answered with it."""
+
+    id: str
+    event_count: int
 
 
 class Signal(TypedDict):

@@ -16,17 +16,20 @@ from google.cloud.firestore_v1 import FieldFilter
 from functions.psychologist import store
 from functions.psychologist.documents import (
     Analysis,
+    AnalysisFailure,
     AnalysisStatus,
     Event,
     EventChunk,
     Hypothesis,
     HypothesisDecision,
+    LastAnalysis,
     Session,
     SessionState,
     StoredEvent,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.views import (
+    analysis_state,
     analysis_view,
     decider,
     decision_view,
@@ -52,6 +55,7 @@ from shared.store import (
     read_as,
     stream_as,
     transact,
+    unchanged_since,
     write_if_unchanged,
 )
 
@@ -250,6 +254,8 @@ def close_session(
         analysis_id, analysis = _new_analysis(project_id, session_id, "abnormal_end", None)
         transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
         changes["analysis_id"] = analysis_id
+        last: LastAnalysis = {"id": analysis_id, "event_count": current["event_count"]}
+        changes["last_analysis"] = last
     transaction.update(store.session_ref(project_id, session_id), changes)
     return as_stored({**current, **changes}, Session)
 
@@ -326,13 +332,51 @@ def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime)
 
 
 def create_analysis(call: Call) -> Reply:
+    """Queue an analysis of the session's log, in one read and one commit. A log that has
+    not grown since its last analysis, which has not failed, is answered with that
+    analysis and costs no Gemini call; a project past its token budget gets an analysis
+    failed `budget_exhausted` at once. The session records the analysis in the same
+    commit, conditioned on the session as read, so that repeats racing each other make
+    one analysis."""
     project_id, session_id = call.params["projectId"], call.body["sessionId"]
-    if not store.session_ref(project_id, session_id).get().exists:
-        raise not_found("The session")
-    analysis_id, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
-    store.analysis_ref(project_id, analysis_id).create(fields(analysis))
-    logs.bind(analysis_id=analysis_id)
+    session_ref = store.session_ref(project_id, session_id)
+    spend = store.spend(project_id)
+
+    def plan(batch: firestore.WriteBatch) -> Analysis:
+        snapshots = read_all([session_ref, *spend.shards()])
+        holder = snapshots[session_ref.path]
+        session = data_as(holder, Session)
+        if session is None:
+            raise not_found("The session")
+        standing = _standing_analysis(project_id, session)
+        if standing is not None:
+            return standing
+        _, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
+        if spend.used(snapshots) >= settings().psychologist_project_token_budget:
+            spent = jobs.failure_changes(AnalysisFailure.BUDGET_EXHAUSTED)
+            analysis = as_stored({**analysis, **spent}, Analysis)
+        else:
+            last: LastAnalysis = {"id": analysis["id"], "event_count": session["event_count"]}
+            batch.update(session_ref, {"last_analysis": last}, option=unchanged_since(holder))
+        batch.create(store.analysis_ref(project_id, analysis["id"]), fields(analysis))
+        return analysis
+
+    analysis = commit_if_unchanged(plan)
+    logs.bind(analysis_id=analysis["id"])
     return Reply(analysis_view(analysis), status=202)
+
+
+def _standing_analysis(project_id: str, session: Session) -> Analysis | None:
+    """The session's last analysis, if the log has not grown since it was asked for and
+    it is queued, processing or completed (a failed one may be asked for again)."""
+    last = session.get("last_analysis")
+    if last is None or last["event_count"] != session["event_count"]:
+        return None
+    analysis = read_as(store.analysis_ref(project_id, last["id"]), Analysis)
+    if analysis is None or is_expired(analysis, utcnow()):
+        return None
+    status, _, _ = analysis_state(analysis)
+    return None if status == AnalysisStatus.FAILED else analysis
 
 
 def get_analysis(call: Call) -> Reply:

@@ -6,6 +6,7 @@ projects/{p}/sessions/{s}/events/{h}          an event's hash (idempotency) and 
                                               a chunk (audit reads), not the event itself;
                                               h = sha256(event id), so keys are not monotonic
 projects/{p}/sessions/{s}/event_chunks/{c}    a batch's events as one JSON array: the only copy
+projects/{p}/usage/{k}                        `tokens_used`: Gemini tokens (shared.spend)
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
@@ -17,6 +18,7 @@ import hashlib
 
 from google.cloud import firestore
 
+from shared.spend import Spend
 from shared.store import collection, document
 
 PROJECTS = "projects"
@@ -49,3 +51,8 @@ def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReferen
 
 def hypotheses(project_id: str) -> firestore.CollectionReference:
     return collection(PROJECTS, project_id, "hypotheses")
+
+
+def spend(project_id: str) -> Spend:
+    """The project's Gemini tokens, counted against `PSYCHOLOGIST_PROJECT_TOKEN_BUDGET`."""
+    return Spend(document(PROJECTS, project_id))

@@ -54,7 +54,7 @@ from shared.gemini import GeminiError, Output, Usage, generate_json, model_schem
 from shared.ids import new_ulid
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
-from shared.store import Changes, as_stored, fields, read_as, stream_as
+from shared.store import Changes, as_stored, fields, read_all, read_as, stream_as
 from shared.validation import Schema, load_schema
 
 REJECTION_BYTES = 16 * 1024
@@ -283,8 +283,8 @@ def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     if session is None or not events:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
-    if not settings().gemini_configured:
-        outcome.failure = AnalysisFailure.NOT_CONFIGURED
+    outcome.failure = _refusal(claimed.job["project_id"])
+    if outcome.failure:
         return outcome
     facts = SessionFacts(
         agent_by_event={event["id"]: event["agent"] for event in events},
@@ -317,6 +317,19 @@ def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
     outcome.cited_events = {event["id"]: event for event in events if event["id"] in cited}
     return outcome
+
+
+def _refusal(project_id: str) -> str | None:
+    """Why no Gemini call may be made: no credentials, or the project spent its token
+    budget (checked here too, since an abnormal end queues its analysis without reading
+    the project's spend)."""
+    config = settings()
+    if not config.gemini_configured:
+        return AnalysisFailure.NOT_CONFIGURED
+    spend = store.spend(project_id)
+    if spend.used(read_all(spend.shards())) >= config.psychologist_project_token_budget:
+        return AnalysisFailure.BUDGET_EXHAUSTED
+    return None
 
 
 def _stored_hypothesis(
@@ -421,7 +434,11 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
         )
         return AnalysisStatus.COMPLETED
 
-    return jobs.settle(claimed, write, usage)
+    def count_tokens(transaction: firestore.Transaction) -> None:
+        tokens = outcome.usage["input_tokens"] + outcome.usage["output_tokens"]
+        store.spend(project_id).count(transaction, analysis["id"], tokens)
+
+    return jobs.settle(claimed, write, usage, always=count_tokens)
 
 
 def failed(

@@ -332,10 +332,10 @@ def ask(call: Call) -> Reply:
     first_slots, *later_slots = store.slot_rounds(
         workspace_id, config.research_max_active_runs_per_workspace
     )
-    usage_refs = store.usage_refs(workspace_id)
+    spend = store.spend(workspace_id)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *usage_refs]
+        refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *spend.shards()]
         snapshots = read_all(refs)
         holder = snapshots[conversation.path]
         current = _live_conversation(holder)
@@ -344,7 +344,7 @@ def ask(call: Call) -> Reply:
             return _replay(workspace_id, remembered, body_hash)
         now = utcnow()
         run_id = new_uuid()
-        run = _new_run(call, current, store.tokens_used(snapshots[r.path] for r in usage_refs))
+        run = _new_run(call, current, spend.used(snapshots))
         if run["status"] == RunStatus.QUEUED:
             slot = _free_slot([snapshots[r.path] for r in first_slots], later_slots, now)
             if slot is None:

@@ -1,7 +1,7 @@
 """Where research data lives in Firestore.
 
 workspaces/{ws}/slots/{k}                         an active-run slot: its run, until when
-workspaces/{ws}/usage/{shard}                     `tokens_used`: Gemini tokens, one shard
+workspaces/{ws}/usage/{shard}                     `tokens_used`: Gemini tokens (shared.spend)
 workspaces/{ws}/conversations/{c}                 title, revision, run_count, expires_at
 workspaces/{ws}/conversations/{c}/evidence/{e}    text, source, revision
 workspaces/{ws}/runs/{r}                          one run; the assistant message lives in it
@@ -10,15 +10,15 @@ workspaces/{ws}/idempotency/{sha256(user, key)}   the run an Idempotency-Key cre
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.field_path import FieldPath
 
+from shared.spend import Spend
 from shared.store import collection, document
 
 RUNS = "runs"
@@ -74,12 +74,6 @@ SLOT_ROUNDS = (8, 64)
 reads, the next 64 only if those are all held, then the rest only if those are too. A
 workspace far from its limit costs one read; only one near it is read whole."""
 
-USAGE = "usage"
-USAGE_SHARDS = 8
-"""Gemini tokens are counted on this many documents per workspace, each run on one chosen
-by its id, so finishing runs spread their writes (Firestore sustains about one write per
-second on one document); an ask reads all of them in the read it makes anyway."""
-
 
 def slot_ref(workspace_id: str, slot: str) -> firestore.DocumentReference:
     return document(WORKSPACES, workspace_id, SLOTS, slot)
@@ -118,23 +112,6 @@ def release_own_slot(
         transaction.delete(slot_ref(workspace_id, run["slot"]))
 
 
-def usage_refs(workspace_id: str) -> list[firestore.DocumentReference]:
-    return [document(WORKSPACES, workspace_id, USAGE, str(k)) for k in range(USAGE_SHARDS)]
-
-
-def usage_ref(workspace_id: str, run_id: str) -> firestore.DocumentReference:
-    shard = int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16) % USAGE_SHARDS
-    return document(WORKSPACES, workspace_id, USAGE, str(shard))
-
-
-def tokens_used(shards: Iterable[firestore.DocumentSnapshot[Any]]) -> int:
-    return sum(int((shard.to_dict() or {}).get("tokens_used", 0)) for shard in shards)
-
-
-def count_tokens(
-    transaction: firestore.Transaction, workspace_id: str, run_id: str, tokens: int
-) -> None:
-    """Add a run's Gemini tokens to its usage shard: a blind write, so it never contends."""
-    if tokens:
-        counter = {"tokens_used": firestore.Increment(tokens)}
-        transaction.set(usage_ref(workspace_id, run_id), counter, merge=True)
+def spend(workspace_id: str) -> Spend:
+    """The workspace's Gemini tokens, counted against `RESEARCH_WORKSPACE_TOKEN_BUDGET`."""
+    return Spend(document(WORKSPACES, workspace_id))

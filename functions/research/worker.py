@@ -91,13 +91,11 @@ def _preflight(run: Run) -> str | None:
     """Why the run cannot start (access, budget), read in one round trip; None when it can."""
     client = db()
     grant = asker_grant(run)
-    usage = store.usage_refs(run["workspace_id"])
-    snapshots = read_all([*grant.refs(client), *usage])
+    spend = store.spend(run["workspace_id"])
+    snapshots = read_all([*grant.refs(client), *spend.shards()])
     if not grant.holds(snapshots, client):
         return FailureCode.ACCESS_CHANGED
-    if store.tokens_used(snapshots[ref.path] for ref in usage) >= (
-        settings().research_workspace_token_budget
-    ):
+    if spend.used(snapshots) >= settings().research_workspace_token_budget:
         return FailureCode.BUDGET_EXHAUSTED
     return None
 
@@ -217,7 +215,7 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
         return RunStatus.COMPLETED
 
     def count_tokens(transaction: firestore.Transaction) -> None:
-        store.count_tokens(transaction, workspace_id, run_id, outcome.usage.total)
+        store.spend(workspace_id).count(transaction, run_id, outcome.usage.total)
 
     return jobs.settle(
         claimed, write, usage, [conversation_ref, *grant_refs, *cited], always=count_tokens

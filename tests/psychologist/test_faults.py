@@ -88,7 +88,9 @@ def test_the_sweep_settles_analyses_stuck_processing_or_queued(psy: Psychologist
     psy.ingest(SESSION, log.events)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     psy.world.gemini.answer_json({"hypotheses": []})
-    done = [psy.settled(psy.analyse(SESSION))["id"] for _ in range(2)]
+    done = [psy.settled(psy.analyse(SESSION))["id"]]
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    done.append(psy.settled(psy.analyse(SESSION))["id"])
     long_ago = datetime(2000, 1, 1, tzinfo=UTC)
     base = f"projects/{psy.project}/analyses"
     db().document(f"{base}/{done[0]}").update({"status": "processing", "lease_until": long_ago})

@@ -135,9 +135,8 @@ def many(psy: Psychologist) -> Psychologist:
     for session, counts in ((SESSION, (10, 5)), (OTHER, (8,))):
         log = Log()
         log.add("dev-api", "task.opened", task="T-1")
-        log.add("qa-bot", "message")
-        psy.ingest(session, log.events)
         for count in counts:
+            psy.ingest(session, [log.add("qa-bot", "message")])
             _analyse_with(psy, session, log, ["dev-api", "qa-bot"], count)
     return psy
 

@@ -1,0 +1,49 @@
+"""A tenant's Gemini token spend, counted against its budget.
+
+The tokens a tenant (a research workspace, a Psychologist project, an AgentConnect org)
+has spent are kept on `SHARDS` documents `{tenant}/usage/{k}`. A job adds its tokens to
+the shard its id picks, by a blind `Increment` in its settling transaction, so that jobs
+settling at once never contend on one document; a check sums the shards in a read it
+makes anyway. The budget is a ceiling on starting work, not on finishing it: jobs already
+running when the budget is reached still settle and count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud import firestore
+
+SHARDS = 8
+USAGE = "usage"
+
+
+@dataclass(frozen=True)
+class Spend:
+    tenant: firestore.DocumentReference
+
+    def shards(self) -> list[firestore.DocumentReference]:
+        return [self._shard(k) for k in range(SHARDS)]
+
+    def shard_of(self, job_id: str) -> firestore.DocumentReference:
+        return self._shard(int(hashlib.sha256(job_id.encode()).hexdigest()[:8], 16) % SHARDS)
+
+    def _shard(self, k: int) -> firestore.DocumentReference:
+        shard: firestore.DocumentReference = self.tenant.collection(USAGE).document(str(k))
+        return shard
+
+    def used(self, snapshots: Mapping[str, firestore.DocumentSnapshot[Any]]) -> int:
+        """The tokens spent, from a read that included every shard."""
+        return sum(
+            int((snapshots[ref.path].to_dict() or {}).get("tokens_used", 0))
+            for ref in self.shards()
+        )
+
+    def count(self, transaction: firestore.Transaction, job_id: str, tokens: int) -> None:
+        """Add a job's tokens to its shard."""
+        if tokens:
+            counter = {"tokens_used": firestore.Increment(tokens)}
+            transaction.set(self.shard_of(job_id), counter, merge=True)
