@@ -16,11 +16,26 @@ import benchmarks
 from benchmarks.bursts import bursts
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
+from benchmarks.job_costs import job_costs
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.seeding import BENCH_ENV, seed
+from benchmarks.throughput import throughput
 from benchmarks.tokens import token_use
+
+SECTIONS = (
+    "round_trips",
+    "job_costs",
+    "warm_latency",
+    "throughput",
+    "cold_start",
+    "mcp",
+    "growth",
+    "pipeline",
+    "tokens",
+    "bursts",
+)
 
 
 def _stop(_signum: int, _frame: object) -> None:
@@ -44,7 +59,15 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - the phases in
         help="cold starts of each read-only function, and of the floor beside each",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results.json")
+    parser.add_argument(
+        "--only",
+        type=lambda text: set(text.split(",")),
+        default=None,
+        help=f"measure these sections alone ({','.join(SECTIONS)}), keeping the others "
+        "as the results file has them",
+    )
     args = parser.parse_args(argv)
+    wanted = args.only or set(SECTIONS)
 
     from cli import emulator as emulator_module
     from cli import local_model
@@ -68,34 +91,47 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - the phases in
         _phase("seeding")
         seeded = seed(gemini)
         gemini.respond_with(local_model.answer)
-        results: dict[str, Any] = {
-            "machine": {
-                "platform": platform.platform(),
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "when": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-        }
-        _phase("round trips")
-        results["round_trips"] = round_trips(seeded)
-        _phase(
-            f"warm latency, {args.rounds} rounds a side of 5 endpoints (about {args.rounds // 3} s)"
+        results: dict[str, Any] = (
+            json.loads(args.out.read_text()) if args.only and args.out.exists() else {}
         )
-        results["warm_latency"] = warm_latency(seeded, env, args.rounds)
-        starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
-        _phase(f"cold starts: {starts} processes, each beside its floor (about {starts // 2} s)")
-        results["cold_start"] = cold_starts(seeded, env, args.cold_repeats)
-        _phase(f"MCP status tool against the HTTP status: {args.rounds} calls a side (about 1 min)")
-        results["mcp"] = mcp_overhead(seeded, env, args.rounds, args.cold_repeats)
-        _phase("growth: list sizes, 11,000 more events, prompt sizes (about 2 min)")
-        results["growth"] = growth(seeded, env, args.rounds)
-        _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")
+        results["machine"] = {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        if "round_trips" in wanted:
+            _phase("round trips")
+            results["round_trips"] = round_trips(seeded)
+        if "job_costs" in wanted:
+            _phase("Firestore and Gemini calls of one research run, analysis and evaluation")
+            results["job_costs"] = job_costs(seeded, gemini)
+        if "warm_latency" in wanted:
+            _phase(f"warm latency, {args.rounds} rounds a side of 5 endpoints")
+            results["warm_latency"] = warm_latency(seeded, env, args.rounds)
+        if "throughput" in wanted:
+            _phase("throughput of one instance at concurrency 1, 8 and 32 (about 3 min)")
+            results["throughput"] = throughput(seeded, env)
+        if "cold_start" in wanted:
+            starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
+            _phase(f"cold starts: {starts} processes, each beside its floor")
+            results["cold_start"] = cold_starts(seeded, env, args.cold_repeats)
+        if "mcp" in wanted:
+            _phase(f"MCP status tool against the HTTP status: {args.rounds} calls a side")
+            results["mcp"] = mcp_overhead(seeded, env, args.rounds, args.cold_repeats)
+        if "growth" in wanted:
+            _phase("growth: list sizes, 11,000 more events, prompt sizes (about 2 min)")
+            results["growth"] = growth(seeded, env, args.rounds)
         host.start()
-        results["pipeline"] = pipeline(seeded, host.url, 20)
-        _phase("Gemini tokens per analysis and the implicit cache's share (about 20 s)")
-        results["tokens"] = token_use(seeded, host.url)
-        _phase("bursts on one document and mixed load at concurrency 16 (about 2 min)")
-        results["bursts"] = bursts(seeded, host.url, gemini)
+        if "pipeline" in wanted:
+            _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")
+            results["pipeline"] = pipeline(seeded, host.url, 20)
+        if "tokens" in wanted:
+            _phase("Gemini tokens and cost per analysis, with and without the implicit cache")
+            results["tokens"] = token_use(seeded, host.url)
+        if "bursts" in wanted:
+            _phase("bursts on one document and mixed load at concurrency 16 (about 2 min)")
+            results["bursts"] = bursts(seeded, host.url, gemini)
     finally:
         if host.thread.is_alive():
             host.stop()

@@ -171,12 +171,13 @@ def round_trips(seed: Seed) -> dict[str, Any]:
     results = {}
     for case in CASES:
         counts: dict[str, list[list[str]]] = {}
+        documents: dict[str, int] = {}
         for side, source, target in (("project", MAIN, case.name), ("floor", FLOOR, case.floor)):
             reset_clients()
             client = function_client(source, target)
             counts[side] = []
             for index in range(2):
-                COUNTER.calls.clear()
+                COUNTER.clear()
                 reply = client.open(
                     case.path(seed, side),
                     method=case.method,
@@ -186,6 +187,8 @@ def round_trips(seed: Seed) -> dict[str, Any]:
                 if reply.status_code >= 300:
                     raise RuntimeError(reply.get_data(as_text=True))
                 counts[side].append(list(COUNTER.calls))
+            if side == "project":
+                documents = {"reads": COUNTER.reads, "writes": COUNTER.writes}
         if not counts["floor"][1]:
             raise RuntimeError(f"{case.floor} made no counted Firestore call: counting is off")
         results[case.name] = {
@@ -193,6 +196,7 @@ def round_trips(seed: Seed) -> dict[str, Any]:
             "warm": len(counts["project"][1]),
             "floor": len(counts["floor"][1]),
             "warm_calls": counts["project"][1],
+            **documents,
             "floor_calls": counts["floor"][1],
         }
     return results

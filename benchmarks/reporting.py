@@ -41,10 +41,22 @@ def _warm_lines(results: dict[str, Any]) -> list[str]:
             f"  {name:34} {row['function']['p50_ms']:8.2f} {row['function']['p95_ms']:8.2f} "
             f"{row['floor']['p50_ms']:10.2f} {row['floor']['p95_ms']:10.2f} {row['p50_ratio']:6.2f}"
         )
-    lines.append("Firestore round trips per request (cold / warm / floor):")
+    lines.append(
+        "Firestore round trips per request (cold / warm / floor), documents a warm one reads "
+        "and writes:"
+    )
     for name, row in results["round_trips"].items():
         calls = " ".join(row["warm_calls"])
-        lines.append(f"  {name:34} {row['cold']:3} / {row['warm']:3} / {row['floor']:3}   {calls}")
+        lines.append(
+            f"  {name:34} {row['cold']:3} / {row['warm']:3} / {row['floor']:3}  "
+            f"{row['reads']:4} read {row['writes']:4} written   {calls}"
+        )
+    lines.append("One job's worker (Firestore calls, documents read and written, Gemini calls):")
+    for name, row in results["job_costs"].items():
+        lines.append(
+            f"  {name:34} {row['firestore_calls']:3} calls {row['reads']:5} read "
+            f"{row['writes']:4} written {row['gemini_calls']:3} Gemini calls"
+        )
     return lines
 
 
@@ -101,16 +113,30 @@ def _growth_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cost_cells(row: dict[str, Any]) -> str:
+    return f"{row['tokens']:>7} tokens ({row['cached_tokens']:>6} cached)  ${row['cost_usd']:.5f}"
+
+
 def _token_lines(tokens: dict[str, Any]) -> list[str]:
-    lines = ["Gemini tokens (default model's profile, local development model's answers):"]
+    lines = [
+        f"Gemini tokens and cost per analysis ({tokens['model']}, prices read "
+        f"{tokens['prices_read']}; local development model's answers), first / repeated:"
+    ]
     lines += [
-        f"  research run, {row['items']:>5} items: {row['tokens_per_run']:>7} tokens a run "
-        f"({row['input_tokens_per_run']} prompt); cached share of the prompt when the "
-        f"question repeats over the same evidence: {row['cached_share_repeated']:.1%}"
+        f"  research run, {row['items']:>5} items:  {_cost_cells(row['first'])}  /  "
+        f"{_cost_cells(row['repeated'])}"
         for row in tokens["research"]
     ]
-    lines.append(f"  analysis of a 50-event session: {tokens['analysis_50_events']} tokens")
-    lines.append(f"  AgentConnect evaluation: {tokens['evaluation']} tokens")
+    analysis = tokens["analysis"]
+    lines.append(
+        f"  analysis, {analysis['events']} events:   {_cost_cells(analysis['first'])}  /  "
+        f"{_cost_cells(analysis['repeated'])}"
+    )
+    evaluation = tokens["evaluation"]
+    lines.append(
+        f"  evaluation, per step:     {_cost_cells(evaluation['per_step'])}  "
+        f"(prompt under the cache's {evaluation['cache_min_tokens']}-token minimum)"
+    )
     return lines
 
 
@@ -136,10 +162,29 @@ def _burst_lines(bursts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _throughput_lines(throughput: dict[str, Any]) -> list[str]:
+    lines = [
+        "Throughput of one instance (THREADS = concurrency = clients at once), function vs "
+        "floor: requests/s and p50/p95 ms:",
+        f"  {'endpoint':30} {'c':>3} {'rps':>8} {'p50':>8} {'p95':>8} "
+        f"{'floor rps':>10} {'p50':>8} {'p95':>8} {'ratio':>6}",
+    ]
+    for name, levels in throughput.items():
+        for level, row in levels.items():
+            own, floor = row["function"], row["floor"]
+            lines.append(
+                f"  {name:30} {level:>3} {own['rps']:8.1f} {own['p50_ms']:8.2f} "
+                f"{own['p95_ms']:8.2f} {floor['rps']:10.1f} {floor['p50_ms']:8.2f} "
+                f"{floor['p95_ms']:8.2f} {row['rps_ratio']:6.2f}"
+            )
+    return lines
+
+
 def table(results: dict[str, Any]) -> str:
     return "\n".join(
         [
             *_warm_lines(results),
+            *_throughput_lines(results["throughput"]),
             *_cold_lines(results["cold_start"]),
             *_mcp_lines(results["mcp"]),
             *_growth_lines(results),

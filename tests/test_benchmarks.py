@@ -1,4 +1,5 @@
-"""The bench's round-trip counter sees every call a Firestore client makes."""
+"""The bench's round-trip counter sees every call a Firestore client makes, and the
+documents each reads or writes."""
 
 from __future__ import annotations
 
@@ -13,3 +14,14 @@ def test_every_firestore_call_of_a_client_passes_the_channel_interceptors(
     list(db().get_all([db().document("bench/one"), db().document("bench/two")]))
     list(db().collection("bench").stream())
     assert counter.calls == ["Commit", "BatchGetDocuments", "RunQuery"]
+
+
+def test_the_counter_counts_the_documents_a_call_reads_and_writes(counter: CallCounter) -> None:
+    batch = db().batch()
+    for n in range(3):
+        batch.set(db().document(f"bench/{n}"), {"n": n})
+    batch.commit()
+    list(db().get_all([db().document("bench/0"), db().document("bench/1")]))
+    list(db().collection("bench").limit(5).stream())
+    list(db().collection("bench").stream())
+    assert (counter.writes, counter.reads) == (3, 2 + 5 + 1)

@@ -136,7 +136,8 @@ def many(psy: Psychologist) -> Psychologist:
         log = Log()
         log.add("dev-api", "task.opened", task="T-1")
         for count in counts:
-            psy.ingest(session, [log.add("qa-bot", "message")])
+            log.add("qa-bot", "message")
+            psy.ingest(session, log.events)
             _analyse_with(psy, session, log, ["dev-api", "qa-bot"], count)
     return psy
 

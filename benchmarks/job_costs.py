@@ -1,0 +1,123 @@
+"""What one job costs Firestore and Gemini: each worker run in this process on a job its
+HTTP operation created, counted at the client's channel (calls, documents read and
+written) and at the Gemini stand-in (calls). The capacity model multiplies these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import Any
+
+from benchmarks.counting import COUNTER
+from benchmarks.processes import MAIN, function_client
+from benchmarks.seeding import Seed, event_batch
+from benchmarks.tokens import ANALYSED_EVENTS, ITEM_TEXT, PRICED_AGENT, SESSION_INPUT, TWO_STEPS
+
+RESEARCH_ITEMS = 100
+
+
+def _call(seed: Seed, target: str, method: str, path: str, body: Any = None) -> Any:
+    headers = {"Authorization": f"Bearer {seed.token}"}
+    reply = function_client(MAIN, target).open(path, method=method, json=body, headers=headers)
+    if reply.status_code >= HTTPStatus.MULTIPLE_CHOICES:
+        raise RuntimeError(f"{target} answered {reply.get_data(as_text=True)}")
+    return reply.get_json()
+
+
+def _counted(gemini: Any, work: Any) -> dict[str, Any]:
+    asked = len(gemini.requests)
+    COUNTER.clear()
+    work()
+    return {
+        "firestore_calls": len(COUNTER.calls),
+        "reads": COUNTER.reads,
+        "writes": COUNTER.writes,
+        "gemini_calls": len(gemini.requests) - asked,
+    }
+
+
+def _research_run(seed: Seed, gemini: Any) -> dict[str, Any]:
+    from functions.research import worker
+    from shared import jobs
+
+    conversation = _call(
+        seed,
+        "research_conversation_create",
+        "POST",
+        "/research-api/conversations/create",
+        {"workspace_id": seed.workspace},
+    )["id"]
+    items = [{"text": ITEM_TEXT.format(n=n)} for n in range(RESEARCH_ITEMS)]
+    _call(
+        seed,
+        "research_evidence_upsert",
+        "POST",
+        "/research-api/evidence/upsert",
+        {"workspace_id": seed.workspace, "conversation_id": conversation, "items": items},
+    )
+    body = {"workspace_id": seed.workspace, "conversation_id": conversation}
+    run = _call(
+        seed,
+        "research_ask",
+        "POST",
+        "/research-api/assistant/ask",
+        {**body, "request_kind": "question", "question": "Why do people give up?"},
+    )["run"]["id"]
+    params = {"workspaceId": seed.workspace, "runId": run}
+    return {
+        "evidence_items": RESEARCH_ITEMS,
+        **_counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench")),
+    }
+
+
+def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
+    from functions.psychologist import worker
+    from shared import jobs
+
+    project = seed.project_small
+    start = datetime(2026, 11, 7, tzinfo=UTC)
+    for offset in range(0, ANALYSED_EVENTS, 500):
+        _call(
+            seed,
+            "psychologist_session_events",
+            "POST",
+            f"/projects/{project}/sessions/JOBCOST/events",
+            {"events": event_batch(start, offset, 500)},
+        )
+    created = _call(
+        seed,
+        "psychologist_analysis_create",
+        "POST",
+        f"/projects/{project}/analyses",
+        {"sessionId": "JOBCOST"},
+    )["id"]
+    params = {"projectId": project, "analysisId": created}
+    return {
+        "events": ANALYSED_EVENTS,
+        **_counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench")),
+    }
+
+
+def _evaluation(seed: Seed, gemini: Any) -> dict[str, Any]:
+    from functions.agentconnect import worker
+    from shared import jobs
+
+    agent = f"/v1/orgs/{seed.org}/agents/{PRICED_AGENT}"
+    _call(seed, "agentconnect_selection_put", "PUT", f"{agent}/model-selection", TWO_STEPS)
+    started = _call(
+        seed,
+        "agentconnect_session_start",
+        "POST",
+        f"{agent}/sessions",
+        {"title": "Fix the sign-out bug", "input": SESSION_INPUT},
+    )
+    params = {"orgId": seed.org, "agentId": PRICED_AGENT, "sessionId": started["sessionId"]}
+    return _counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench"))
+
+
+def job_costs(seed: Seed, gemini: Any) -> dict[str, Any]:
+    return {
+        "research_run": _research_run(seed, gemini),
+        "analysis": _analysis(seed, gemini),
+        "evaluation": _evaluation(seed, gemini),
+    }
