@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint chromium openapi bench lock
+.PHONY: run test lint chromium openapi bench capacity lock
 
 $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
@@ -45,6 +45,10 @@ test: lint chromium
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+	$(BIN)/evidencia capacity
+
+capacity: $(STAMP)
+	$(BIN)/evidencia capacity
 
 openapi: $(STAMP)
 	$(BIN)/evidencia openapi

@@ -36,6 +36,13 @@ def _counted(gemini: Any, work: Any) -> dict[str, Any]:
     }
 
 
+def _counted_call(seed: Seed, target: str, path: str, body: Any) -> tuple[Any, dict[str, int]]:
+    """A POST's answer, and the documents it read and wrote."""
+    COUNTER.clear()
+    answer = _call(seed, target, "POST", path, body)
+    return answer, {"reads": COUNTER.reads, "writes": COUNTER.writes}
+
+
 def _research_run(seed: Seed, gemini: Any) -> dict[str, Any]:
     from functions.research import worker
     from shared import jobs
@@ -84,17 +91,17 @@ def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
             f"/projects/{project}/sessions/JOBCOST/events",
             {"events": event_batch(start, offset, 500)},
         )
-    created = _call(
+    created, documents = _counted_call(
         seed,
         "psychologist_analysis_create",
-        "POST",
         f"/projects/{project}/analyses",
         {"sessionId": "JOBCOST"},
-    )["id"]
-    params = {"projectId": project, "analysisId": created}
+    )
+    params = {"projectId": project, "analysisId": created["id"]}
     return {
         "events": ANALYSED_EVENTS,
         **_counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench")),
+        "create_request": documents,
     }
 
 
@@ -104,15 +111,15 @@ def _evaluation(seed: Seed, gemini: Any) -> dict[str, Any]:
 
     agent = f"/v1/orgs/{seed.org}/agents/{PRICED_AGENT}"
     _call(seed, "agentconnect_selection_put", "PUT", f"{agent}/model-selection", TWO_STEPS)
-    started = _call(
+    started, documents = _counted_call(
         seed,
         "agentconnect_session_start",
-        "POST",
         f"{agent}/sessions",
         {"title": "Fix the sign-out bug", "input": SESSION_INPUT},
     )
     params = {"orgId": seed.org, "agentId": PRICED_AGENT, "sessionId": started["sessionId"]}
-    return _counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench"))
+    job = _counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench"))
+    return {**job, "start_request": documents}
 
 
 def job_costs(seed: Seed, gemini: Any) -> dict[str, Any]:

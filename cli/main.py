@@ -1,5 +1,5 @@
 """`evidencia`: serve the functions locally, manage tenants and tokens, check the setup,
-regenerate the OpenAPI document and the lock file, deploy."""
+regenerate the OpenAPI document, the capacity model and the lock file, deploy."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ def parser() -> argparse.ArgumentParser:
     )
     openapi = commands.add_parser("openapi", help="regenerate schemas/openapi.json")
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
+    capacity = commands.add_parser(
+        "capacity", help="regenerate docs/capacity.md from the bench's results and the prices"
+    )
+    capacity.add_argument("--check", action="store_true", help="fail if the file is stale")
     lock = commands.add_parser(
         "lock", help="regenerate requirements.lock (runtime dependencies pinned with hashes)"
     )
@@ -126,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             from cli.openapi import write
 
             return write(check=args.check)
+        elif args.command == "capacity":
+            from cli.capacity import write as write_capacity
+
+            return write_capacity(check=args.check)
         else:
             admin.run(args)
     except (admin.AdminError, EmulatorError, HostError) as error:

@@ -8,18 +8,16 @@ since MCP structured content is an object)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from werkzeug.datastructures import Headers
 
-from functions.agentconnect import service as agentconnect
 from functions.agentconnect.audience import audience_authorizer
 from functions.endpoints import endpoint
-from functions.psychologist import calibrations
-from functions.psychologist import service as psychologist
 from functions.registry import Operation, rest_entry
-from functions.research import service as research
 from shared.http import Authorizer, Call, Endpoint, Reply, default_authorizer
 from shared.jsonbody import JsonObject
 from shared.validation import Schema, inlined, load_schema
@@ -34,12 +32,17 @@ class Tool:
     entry: str
     """The registry entry, and below the method, whose operation this is."""
     method: str
-    handler: Callable[[Call], Reply]
+    domain: str
+    """The domain function, `module:name`, imported on the tool's first call so that a
+    cold instance imports only the API its first call needs."""
     description: str
     read_only: bool
     authorizer: Authorizer = default_authorizer
     listed_as: str | None = None
     """For a bare-array response: the property that holds the array in the tool's output."""
+
+    def handler(self, call: Call) -> Reply:
+        return _domain_function(self.domain)(call)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -112,6 +115,13 @@ class Tool:
         return body, params, headers
 
 
+@cache
+def _domain_function(reference: str) -> Callable[[Call], Reply]:
+    module, name = reference.split(":")
+    function: Callable[[Call], Reply] = getattr(importlib.import_module(module), name)
+    return function
+
+
 def _published(name: str) -> Schema:
     """A published schema with its references inlined, as a tool's schema."""
     return {key: value for key, value in inlined(load_schema(name)).items() if key != "$schema"}
@@ -140,7 +150,7 @@ TOOLS = (
         "sosoapi_research_assistant_status",
         "research_status",
         "POST",
-        research.status,
+        "functions.research.service:status",
         "The status of a research run and, once completed, its answer: every statement "
         "with the evidence items (id and revision) it cites. A result whose cited evidence "
         "or asker's access changed reads status unavailable, with the reason. Call it to "
@@ -151,7 +161,7 @@ TOOLS = (
         "research_ask",
         "research_ask",
         "POST",
-        research.ask,
+        "functions.research.service:ask",
         "Ask a research question (or an overview, themes, audiences, sentiment, query "
         "suggestions) over a conversation's evidence items. Creates a queued run and "
         "returns it at once; it counts against the workspace's token budget and active-run "
@@ -162,7 +172,7 @@ TOOLS = (
         "research_cancel",
         "research_cancel",
         "POST",
-        research.cancel,
+        "functions.research.service:cancel",
         "Cancel a queued or processing research run; a settled run cannot be cancelled.",
         read_only=False,
     ),
@@ -170,7 +180,7 @@ TOOLS = (
         "research_evidence_upsert",
         "research_evidence_upsert",
         "POST",
-        research.upsert_evidence,
+        "functions.research.service:upsert_evidence",
         "Add evidence items to a conversation, or change them (a changed text raises the "
         "item's and the conversation's revision, which makes results citing the old text "
         "unavailable). Returns each item's id and revision.",
@@ -180,7 +190,7 @@ TOOLS = (
         "research_evidence_read",
         "research_evidence_read",
         "POST",
-        research.read_evidence,
+        "functions.research.service:read_evidence",
         "Read the evidence items a result cites, at the cited revisions, to check a "
         "statement against what the model read: the text while the item still holds that "
         "revision, else whether it was revised since (with its current revision) or removed.",
@@ -190,7 +200,7 @@ TOOLS = (
         "psychologist_hypotheses_list",
         "psychologist_hypotheses_list",
         "GET",
-        psychologist.list_hypotheses,
+        "functions.psychologist.service:list_hypotheses",
         "The hypotheses about a project's agents, newest first: observation, hypothesis, "
         "suggested instruction change, self-reported confidence and the event ids each "
         "cites. Filter by sessionId, status or agenteAlvo; pass nextPageToken back as "
@@ -202,7 +212,7 @@ TOOLS = (
         "psychologist_analysis_get",
         "psychologist_analysis_get",
         "GET",
-        psychologist.get_analysis,
+        "functions.psychologist.service:get_analysis",
         "One analysis of a session: its status, counts, token use per Gemini call, the "
         "deterministic signals it found and the hypotheses it rejected, with why.",
         read_only=True,
@@ -211,7 +221,7 @@ TOOLS = (
         "psychologist_events_read",
         "psychologist_session_events",
         "GET",
-        psychologist.read_events,
+        "functions.psychologist.service:read_events",
         "Read a session's events by id (comma-separated ids), to check what a hypothesis "
         "cites; ids no longer retained come back under missing.",
         read_only=True,
@@ -220,7 +230,7 @@ TOOLS = (
         "psychologist_hypothesis_decide",
         "psychologist_hypothesis_decision",
         "POST",
-        psychologist.decide,
+        "functions.psychologist.service:decide",
         "Accept or dismiss a hypothesis, with a reason; records who decided and when. "
         "Needs the admin role in the project.",
         read_only=False,
@@ -229,7 +239,7 @@ TOOLS = (
         "psychologist_decisions_read",
         "psychologist_hypothesis_decisions",
         "GET",
-        psychologist.decision_history,
+        "functions.psychologist.service:decision_history",
         "A hypothesis's decision history, newest first: each change of status, from what, "
         "by whom, when and why.",
         read_only=True,
@@ -238,7 +248,7 @@ TOOLS = (
         "psychologist_calibration",
         "psychologist_calibration",
         "GET",
-        calibrations.calibration,
+        "functions.psychologist.calibrations:calibration",
         "How often people accepted hypotheses at each band of the model's self-reported "
         "confidence (0-20 ... 80-100), for one agent (agenteAlvo) or all, within a window "
         "(from, to; the last 90 days by default): hypotheses, accepted, dismissed and "
@@ -249,7 +259,7 @@ TOOLS = (
         "agentconnect_evaluation_get",
         "agentconnect_evaluation_get",
         "GET",
-        agentconnect.get_evaluation,
+        "functions.agentconnect.service:get_evaluation",
         "The frozen model-selection evaluation of an agent's session, by its seq: the "
         "runtime, model, effort and permission mode chosen, why, and (for 24 hours) every "
         "step's question, answer and raw exchange. Answers 409 until it is frozen, usually "
@@ -261,7 +271,7 @@ TOOLS = (
         "agentconnect_evaluations_list",
         "agentconnect_evaluations_list",
         "GET",
-        agentconnect.list_evaluations,
+        "functions.agentconnect.service:list_evaluations",
         "An agent's frozen evaluations, newest first; pass nextPageToken back as pageToken.",
         read_only=True,
     ),

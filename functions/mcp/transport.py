@@ -8,12 +8,12 @@ tool runs), and each tool then goes through the same checks as its HTTP operatio
 call the token may not make fails with the code and `request_id` the HTTP API would give.
 
 The SDK's ASGI app is served from this WSGI function (and from the local host, which
-serves every function the same way) through `a2wsgi`.
+serves every function the same way) through `a2wsgi`; a plain tool call skips it
+(`functions/mcp/calls.py`).
 """
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
@@ -28,11 +28,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import Receive, Scope, Send
 
-from functions.mcp.tools import BY_TOOL, TOOLS, Tool
-from shared import auth, logs
+from functions.mcp.calls import error_result, tool_result
+from functions.mcp.tools import BY_TOOL, TOOLS
+from shared import auth
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode
-from shared.http import as_api_error, checked_call
 from shared.ids import new_uuid
 from shared.jsonbody import JsonObject
 
@@ -69,52 +69,15 @@ async def list_tools() -> list[types.Tool]:
     ]
 
 
-def _error(error: ApiError, request_id: str) -> types.CallToolResult:
-    body = error.body(request_id)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(body))],
-        structuredContent=dict(body),
-        isError=True,
-    )
-
-
-def _result(tool: Tool, arguments: JsonObject, token: str, request_id: str) -> Any:
-    """What the tool's HTTP operation answers, run through the same checks; raises
-    `ApiError` as the operation would."""
-    body, params, headers = tool.split(arguments)
-    with logs.scope(request_id=request_id, tool=tool.name):
-        call = checked_call(
-            tool.endpoint, tool.authorizer, token, body, params, request_id, headers
-        )
-        reply = tool.handler(call)
-        logs.info(f"MCP {tool.name}", status=reply.status)
-    if tool.listed_as is None:
-        return reply.body
-    page = tool.operation.page_header
-    return {tool.listed_as: reply.body, "nextPageToken": reply.headers.get(page) if page else None}
-
-
-def _answer(tool: Tool, arguments: JsonObject, token: str) -> types.CallToolResult:
-    request_id = new_uuid()
-    try:
-        result = _result(tool, arguments, token, request_id)
-    except ApiError as error:
-        return _error(error, request_id)
-    except Exception as error:  # noqa: BLE001 - a fault is the caller's, as over HTTP
-        return _error(as_api_error(error), request_id)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(result))],
-        structuredContent=result,
-    )
-
-
 @SERVER.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
 async def call_tool(name: str, arguments: JsonObject) -> types.CallToolResult:
     tool = BY_TOOL.get(name)
     access = get_access_token()
     if tool is None or access is None:
-        return _error(ApiError(ErrorCode.NOT_FOUND, f"No tool is named {name}."), new_uuid())
-    return await anyio.to_thread.run_sync(_answer, tool, arguments, access.token)
+        missing = ApiError(ErrorCode.NOT_FOUND, f"No tool is named {name}.")
+        return types.CallToolResult.model_validate(error_result(missing, new_uuid()))
+    result = await anyio.to_thread.run_sync(tool_result, tool, arguments, access.token)
+    return types.CallToolResult.model_validate(result)
 
 
 async def _transport(scope: Scope, receive: Receive, send: Send) -> None:

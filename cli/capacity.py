@@ -1,0 +1,387 @@
+"""`evidencia capacity`: write `docs/capacity.md`, the capacity and cost model, from the
+bench's measured costs (`benchmarks/results.json`), the price table
+(`benchmarks/prices.json`), the deploy's sizing and the platforms' documented limits.
+
+Nothing here is measured: the numbers are the bench's per-request and per-job costs
+multiplied by a stated workload at 1x, 10x and 100x. `--check` fails when the file is
+not what the current inputs give (the bench was re-run or a price changed)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli.deploy import MAX_INSTANCES, PUBLIC_SIZING, WORKER_SIZING
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "docs" / "capacity.md"
+RESULTS = ROOT / "benchmarks" / "results.json"
+PRICES = ROOT / "benchmarks" / "prices.json"
+MONTH_S = 30 * 24 * 3600
+SCALES = (1, 10, 100)
+TENANTS = 10
+"""Workspaces, projects and orgs at 1x; a scale multiplies the tenants, not their rates."""
+BATCH_EVENTS = 100
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    what: str
+    per_tenant_s: float
+    """Requests a second from one tenant."""
+    job: str | None = None
+    """The job each request starts, if any."""
+
+
+WORKLOAD = (
+    Operation("research_ask", "research asks", 0.01, "research_run"),
+    Operation("research_status", "status polls (five per ask)", 0.05),
+    Operation("psychologist_session_events", "event batches of 100 (20 events/s)", 0.2),
+    Operation("psychologist_analysis_create", "analyses (one session in ten)", 0.002, "analysis"),
+    Operation("psychologist_hypotheses_list", "hypotheses pages", 0.05),
+    Operation("agentconnect_session_start", "session starts", 0.05, "evaluation"),
+    Operation("agentconnect_evaluation_get", "evaluation reads (one per start)", 0.05),
+)
+JOB_SECONDS = {"research_run": 8.0, "analysis": 20.0, "evaluation": 3.0}
+"""How long a job holds its worker, mostly waiting on Gemini: assumed, since the stand-in
+answers at once (a research answer of a few thousand tokens, one 38k-token analysis call,
+two one-value answers)."""
+LIMITS = {
+    "document_writes_s": 1.0,
+    "database_writes_s": 10_000.0,
+}
+SOURCES = (
+    "Firestore: about one sustained write a second to one document, 10,000 writes a second "
+    "per database before it needs ramping (500/50/5): "
+    "<https://firebase.google.com/docs/firestore/best-practices>, "
+    "<https://firebase.google.com/docs/firestore/quotas>",
+    "Cloud Run functions: instances per function capped by `--max-instances` "
+    f"(the deploy's default {MAX_INSTANCES}): "
+    "<https://cloud.google.com/functions/docs/configuring/max-instances>",
+    "Gemini API: requests and tokens per minute per Google Cloud project, by usage tier "
+    "(Free; Tier 1 with billing; Tier 2 after $250 paid; Tier 3 after $1,000 paid); the "
+    "numbers per model and tier are shown in AI Studio, no longer on the page: "
+    "<https://ai.google.dev/gemini-api/docs/rate-limits>",
+)
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Per request and per job, from the bench."""
+
+    results: dict[str, Any]
+    prices: dict[str, Any]
+
+    def request_documents(self, name: str) -> tuple[float, float]:
+        """Documents a warm request reads and writes (a 100-event batch in proportion to
+        the 500-event batch the bench sends)."""
+        jobs = self.results["job_costs"]
+        if name == "agentconnect_session_start":
+            row = jobs["evaluation"]["start_request"]
+        elif name == "psychologist_analysis_create":
+            row = jobs["analysis"]["create_request"]
+        else:
+            row = self.results["round_trips"][name]
+        share = BATCH_EVENTS / row["batch_events"] if "batch_events" in row else 1.0
+        return row["reads"] * share, row["writes"] * share
+
+    def instance_rps(self, name: str) -> float:
+        """Requests a second one public instance serves: measured at concurrency 8 where
+        the bench drives it, else one request at a time at its warm p50."""
+        throughput = self.results["throughput"].get(name)
+        if throughput is not None:
+            return float(throughput[str(PUBLIC_SIZING.concurrency)]["function"]["rps"])
+        latency = (
+            self.results["warm_latency"].get(name) or self.results["warm_latency"]["research_ask"]
+        )
+        return 1000 / float(latency["function"]["p50_ms"])
+
+    def p50_s(self, name: str) -> float:
+        latency = (
+            self.results["warm_latency"].get(name) or self.results["warm_latency"]["research_ask"]
+        )
+        return float(latency["function"]["p50_ms"]) / 1000
+
+    def job(self, job: str) -> dict[str, Any]:
+        row: dict[str, Any] = self.results["job_costs"][job]
+        return row
+
+    def job_tokens(self, job: str) -> dict[str, Any]:
+        tokens = self.results["tokens"]
+        if job == "research_run":
+            by_size = {row["items"]: row for row in tokens["research"]}
+            row: dict[str, Any] = by_size[self.job(job)["evidence_items"]]["first"]
+            return row
+        if job == "analysis":
+            analysis: dict[str, Any] = tokens["analysis"]["first"]
+            return analysis
+        per_step = tokens["evaluation"]["per_step"]
+        steps = tokens["evaluation"]["steps"] / 4
+        return {key: value * steps for key, value in per_step.items()}
+
+
+@dataclass
+class Scale:
+    factor: int
+    requests_s: dict[str, float]
+    instances: dict[str, int]
+    worker_instances: dict[str, int]
+    reads_s: float
+    writes_s: float
+    gemini_rpm: float
+    gemini_tpm: float
+    gemini_usd: float
+    cloud_run_usd: float
+    firestore_usd: float
+
+    @property
+    def monthly_usd(self) -> float:
+        return self.gemini_usd + self.cloud_run_usd + self.firestore_usd
+
+
+def _scale(costs: Costs, factor: int) -> Scale:
+    platform = costs.prices["platform"]
+    tenants = TENANTS * factor
+    requests = {op.name: op.per_tenant_s * tenants for op in WORKLOAD}
+    reads = writes = rpm = tpm = gemini_usd = billed_s = 0.0
+    instances: dict[str, int] = {}
+    workers: dict[str, int] = {}
+    for op in WORKLOAD:
+        rate = requests[op.name]
+        read, written = costs.request_documents(op.name)
+        reads, writes = reads + rate * read, writes + rate * written
+        instances[op.name] = max(1, math.ceil(rate / costs.instance_rps(op.name)))
+        billed_s += rate * costs.p50_s(op.name)
+        if op.job is None:
+            continue
+        job = costs.job(op.job)
+        tokens = costs.job_tokens(op.job)
+        reads, writes = reads + rate * job["reads"], writes + rate * job["writes"]
+        rpm += rate * job["gemini_calls"] * 60
+        tpm += rate * tokens["tokens"] * 60
+        gemini_usd += rate * tokens["cost_usd"] * MONTH_S
+        in_flight = rate * JOB_SECONDS[op.job]
+        workers[op.job] = max(1, math.ceil(in_flight / WORKER_SIZING.concurrency))
+        billed_s += in_flight / min(max(in_flight, 1.0), WORKER_SIZING.concurrency)
+    total_requests = sum(requests.values()) * MONTH_S
+    cloud_run = (
+        billed_s * MONTH_S * (platform["cloud_run_vcpu_second"] + platform["cloud_run_gib_second"])
+        + total_requests / 1e6 * platform["cloud_run_million_requests"]
+    )
+    firestore = (
+        reads * MONTH_S / 1e5 * platform["firestore_100k_reads"]
+        + writes * MONTH_S / 1e5 * platform["firestore_100k_writes"]
+    )
+    return Scale(
+        factor,
+        requests,
+        instances,
+        workers,
+        reads,
+        writes,
+        rpm,
+        tpm,
+        gemini_usd,
+        cloud_run,
+        firestore,
+    )
+
+
+def _busiest_documents() -> list[tuple[str, float, str]]:
+    """Writes a second on the documents one tenant writes most, at its stated rates (a
+    scale adds tenants, so these do not grow with it)."""
+    rate = {op.name: op.per_tenant_s for op in WORKLOAD}
+    return [
+        (
+            "a session (`projects/{p}/sessions/{s}`), every batch",
+            rate["psychologist_session_events"],
+            "one write per batch, counts by transforms; `last_seen_at` at most once per tenth "
+            "of the heartbeat timeout",
+        ),
+        (
+            "an agent (`orgs/{o}/agents/{a}`), every start",
+            rate["agentconnect_session_start"],
+            "`last_seq` by a `Maximum` transform in the start's commit",
+        ),
+        (
+            "a conversation, every ask",
+            rate["research_ask"],
+            "`run_count` in the ask's conditioned commit",
+        ),
+        (
+            "one usage shard of a tenant, every job",
+            max(rate["research_ask"], rate["agentconnect_session_start"]) / 8,
+            "jobs spread over eight shards by their id",
+        ),
+    ]
+
+
+def _first_limit(scale: Scale) -> str:
+    every = {**scale.instances, **scale.worker_instances}
+    busiest_fn, most = max(every.items(), key=lambda item: item[1])
+    shares = {
+        "instances": most / MAX_INSTANCES,
+        "database writes": scale.writes_s / LIMITS["database_writes_s"],
+    }
+    first = max(shares, key=lambda key: shares[key])
+    if first == "instances":
+        return (
+            f"`{busiest_fn}` needs {most} of its {MAX_INSTANCES} instances "
+            f"({shares['instances']:.0%}); past the cap Cloud Run queues and then refuses "
+            "requests with 429, so raise `evidencia deploy --max-instances` with the Gemini "
+            "quota in view"
+        )
+    return (
+        f"Firestore writes reach {shares['database writes']:.0%} of the 10,000 a second a "
+        "database takes without ramping; the writes spread over hashed keys and shards, "
+        "so traffic should grow by the 500/50/5 rule"
+    )
+
+
+CENTS_BELOW = 10
+"""Dollar amounts under this are shown with cents."""
+
+
+def _money(value: float) -> str:
+    return f"${value:,.0f}" if value >= CENTS_BELOW else f"${value:,.2f}"
+
+
+def _lines(costs: Costs) -> list[str]:
+    scales = [_scale(costs, factor) for factor in SCALES]
+    header = " | ".join(f"{s.factor}x" for s in scales)
+    rule = "|".join("---:" for _ in scales)
+    lines = [
+        "# Capacity and cost",
+        "",
+        "Generated by `evidencia capacity` from `benchmarks/results.json` (bench of "
+        f"{costs.results['machine']['when']}), `benchmarks/prices.json` (Gemini prices read "
+        f"{costs.prices['read']}) and the deploy's sizing; do not edit by hand. Every figure "
+        "is a measured per-request or per-job cost multiplied by the workload below.",
+        "",
+        "## The workload",
+        "",
+        f"At 1x: {TENANTS} research workspaces, {TENANTS} Psychologist projects and "
+        f"{TENANTS} AgentConnect orgs, each at the rates below. 10x and 100x have ten and a "
+        "hundred times the tenants at the same rates.",
+        "",
+        f"| per tenant | per second | overall at {header} |",
+        f"|---|---:|{rule}|",
+    ]
+    for op in WORKLOAD:
+        cells = " | ".join(f"{s.requests_s[op.name]:g}" for s in scales)
+        lines.append(f"| {op.what} | {op.per_tenant_s:g} | {cells} |")
+    lines += [
+        "",
+        "## What it takes",
+        "",
+        f"| | {header} |",
+        f"|---|{rule}|",
+    ]
+    rows: list[tuple[str, Callable[[Scale], str]]] = [
+        ("Firestore document reads / s", lambda s: f"{s.reads_s:,.1f}"),
+        ("Firestore document writes / s", lambda s: f"{s.writes_s:,.1f}"),
+        ("Gemini requests / min", lambda s: f"{s.gemini_rpm:,.0f}"),
+        ("Gemini tokens / min", lambda s: f"{s.gemini_tpm:,.0f}"),
+        (
+            "public instances (all functions)",
+            lambda s: f"{sum(s.instances.values())}",
+        ),
+        (
+            "busiest public function's instances",
+            lambda s: "{} ({})".format(*max(((v, k) for k, v in s.instances.items()))),
+        ),
+        ("worker instances", lambda s: f"{sum(s.worker_instances.values())}"),
+        ("Gemini / month", lambda s: _money(s.gemini_usd)),
+        ("Cloud Run / month", lambda s: _money(s.cloud_run_usd)),
+        ("Firestore operations / month", lambda s: _money(s.firestore_usd)),
+        ("**total / month**", lambda s: f"**{_money(s.monthly_usd)}**"),
+    ]
+    for label, cell in rows:
+        lines.append(f"| {label} | " + " | ".join(cell(s) for s in scales) + " |")
+    lines += ["", "## The limit met first", ""]
+    lines += [f"- **{s.factor}x**: {_first_limit(s)}." for s in scales]
+    lines += [
+        f"- **Gemini, at every scale**: the model above needs {scales[-1].gemini_tpm:,.0f} "
+        "tokens a minute at 100x. Compare the project's own limits in AI Studio; a 429 "
+        "waits Gemini's `RetryInfo` within the job's deadline and then fails the job "
+        "`provider_unavailable`, and the token budgets of each workspace, project and org "
+        "stop runaway spend before the quota does.",
+        "",
+        "## The busiest documents",
+        "",
+        "A scale adds tenants, so the hottest documents stay where one tenant puts them: "
+        f"against Firestore's ~{LIMITS['document_writes_s']:g} sustained write a second per "
+        "document:",
+        "",
+        "| document | writes / s | why it stays low |",
+        "|---|---:|---|",
+    ]
+    lines += [f"| {doc} | {rate:g} | {why} |" for doc, rate, why in _busiest_documents()]
+    lines += ["", "## Per request and per job, as measured", ""]
+    lines += _measured_lines(costs)
+    lines += ["", "## Assumptions and sources", ""]
+    lines += [
+        f"- Public functions: {PUBLIC_SIZING.cpu} vCPU, {PUBLIC_SIZING.memory}, concurrency "
+        f"{PUBLIC_SIZING.concurrency}; workers: {WORKER_SIZING.cpu} vCPU, "
+        f"{WORKER_SIZING.memory}, concurrency {WORKER_SIZING.concurrency} (`cli/deploy.py`).",
+        "- Instances: the request rate over one instance's measured requests a second at "
+        "concurrency 8 (status, hypotheses, evaluation, ingestion) or, for the rest, one "
+        "request at a time at its warm p50; the bench machine (2 cores shared with the "
+        "emulator and the clients) understates a real instance.",
+        "- Job durations (the stand-in answers at once): "
+        + ", ".join(f"{job} {seconds:g} s" for job, seconds in JOB_SECONDS.items())
+        + "; billed Cloud Run time is request-based (p50 per request, a job's duration "
+        "shared by up to four at once).",
+        "- Gemini cost: each job's first run (no implicit-cache hit; repeated research "
+        "questions over one conversation cost less, see the bench's token table), research "
+        "runs over 100 evidence items, analyses of 1,000 events.",
+        f"- Prices: {costs.prices['source']}; {costs.prices['cached_note']} Platform: "
+        f"{costs.prices['platform']['source']}.",
+    ]
+    lines += [f"- {source}" for source in SOURCES]
+    return lines
+
+
+def _measured_lines(costs: Costs) -> list[str]:
+    lines = [
+        "| | documents read | written | Gemini calls | tokens | cost |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for op in WORKLOAD:
+        read, written = costs.request_documents(op.name)
+        lines.append(f"| request: {op.name} | {read:g} | {written:g} | | | |")
+    for job in JOB_SECONDS:
+        row, tokens = costs.job(job), costs.job_tokens(job)
+        lines.append(
+            f"| job: {job} | {row['reads']} | {row['writes']} | {row['gemini_calls']} | "
+            f"{tokens['tokens']:,.0f} | ${tokens['cost_usd']:.4f} |"
+        )
+    return lines
+
+
+def render() -> str:
+    costs = Costs(_load(RESULTS), _load(PRICES))
+    return "\n".join(_lines(costs)) + "\n"
+
+
+def write(check: bool = False) -> int:
+    text = render()
+    if check:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET.relative_to(ROOT)} is stale: run `evidencia capacity`")
+            return 1
+        return 0
+    TARGET.parent.mkdir(parents=True, exist_ok=True)
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+    return 0
