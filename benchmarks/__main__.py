@@ -8,6 +8,7 @@ import os
 import platform
 import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,17 @@ def _stop(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _write(out: Path, results: dict[str, Any]) -> None:
+    """Keep what is measured so far: a phase that fails leaves the others' figures."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+
+
 def _phase(name: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {name}", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - the phases in the order they run
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=benchmarks.__doc__)
     parser.add_argument(
         "--rounds", type=int, default=200, help="requests per side (at least 200 for the record)"
@@ -100,45 +107,71 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - the phases in
             "cpus": os.cpu_count(),
             "when": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        if "round_trips" in wanted:
-            _phase("round trips")
-            results["round_trips"] = round_trips(seeded)
-        if "job_costs" in wanted:
-            _phase("Firestore and Gemini calls of one research run, analysis and evaluation")
-            results["job_costs"] = job_costs(seeded, gemini)
-        if "warm_latency" in wanted:
-            _phase(f"warm latency, {args.rounds} rounds a side of 5 endpoints")
-            results["warm_latency"] = warm_latency(seeded, env, args.rounds)
-        if "throughput" in wanted:
-            _phase("throughput of one instance at concurrency 1, 8 and 32 (about 3 min)")
-            results["throughput"] = throughput(seeded, env)
-        if "cold_start" in wanted:
-            starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
-            _phase(f"cold starts: {starts} processes, each beside its floor")
-            results["cold_start"] = cold_starts(seeded, env, args.cold_repeats)
-        if "mcp" in wanted:
-            _phase(f"MCP status tool against the HTTP status: {args.rounds} calls a side")
-            results["mcp"] = mcp_overhead(seeded, env, args.rounds, args.cold_repeats)
-        if "growth" in wanted:
-            _phase("growth: list sizes, 11,000 more events, prompt sizes (about 2 min)")
-            results["growth"] = growth(seeded, env, args.rounds)
-        host.start()
-        if "pipeline" in wanted:
-            _phase("trigger pipeline: 20 runs, analyses and evaluations (about 30 s)")
-            results["pipeline"] = pipeline(seeded, host.url, 20)
-        if "tokens" in wanted:
-            _phase("Gemini tokens and cost per analysis, with and without the implicit cache")
-            results["tokens"] = token_use(seeded, host.url)
-        if "bursts" in wanted:
-            _phase("bursts on one document and mixed load at concurrency 16 (about 2 min)")
-            results["bursts"] = bursts(seeded, host.url, gemini)
+
+        def host_url() -> str:
+            if not host.thread.is_alive():
+                host.start()
+            return str(host.url)
+
+        starts = 2 * (len(READ_ONLY) * args.cold_repeats + 17)
+        phases: tuple[tuple[str, str, Callable[[], Any]], ...] = (
+            ("round_trips", "round trips", lambda: round_trips(seeded)),
+            (
+                "job_costs",
+                "Firestore and Gemini calls of one research run, analysis and evaluation",
+                lambda: job_costs(seeded, gemini),
+            ),
+            (
+                "warm_latency",
+                f"warm latency, {args.rounds} rounds a side of 5 endpoints",
+                lambda: warm_latency(seeded, env, args.rounds),
+            ),
+            (
+                "throughput",
+                "throughput of one instance at concurrency 1, 8 and 32 (about 5 min)",
+                lambda: throughput(seeded, env),
+            ),
+            (
+                "cold_start",
+                f"cold starts: {starts} processes, each beside its floor",
+                lambda: cold_starts(seeded, env, args.cold_repeats),
+            ),
+            (
+                "mcp",
+                f"MCP status tool against the HTTP status: {args.rounds} calls a side",
+                lambda: mcp_overhead(seeded, env, args.rounds, args.cold_repeats),
+            ),
+            (
+                "growth",
+                "growth: list sizes, 11,000 more events, prompt sizes (about 2 min)",
+                lambda: growth(seeded, env, args.rounds),
+            ),
+            (
+                "pipeline",
+                "trigger pipeline: 20 runs, analyses and evaluations (about 30 s)",
+                lambda: pipeline(seeded, host_url(), 20),
+            ),
+            (
+                "tokens",
+                "Gemini tokens and cost per analysis, with and without the implicit cache",
+                lambda: token_use(seeded, host_url()),
+            ),
+            (
+                "bursts",
+                "bursts on one document and mixed load at concurrency 16 (about 2 min)",
+                lambda: bursts(seeded, host_url(), gemini),
+            ),
+        )
+        for section, label, measure in phases:
+            if section in wanted:
+                _phase(label)
+                results[section] = measure()
+                _write(args.out, results)
     finally:
         if host.thread.is_alive():
             host.stop()
         gemini.stop()
         emulator.stop()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
     print(f"\nwrote {args.out}")
     return 0

@@ -34,9 +34,12 @@ def function_client(source: str, target: str) -> FlaskClient:
     return app.test_client()
 
 
-def _start(source: str, target: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _start(
+    source: str, target: str, port: int, env: dict[str, str], core: int | None = None
+) -> subprocess.Popen[bytes]:
+    pinned = ["taskset", "--cpu-list", str(core)] if core is not None else []
     return subprocess.Popen(
-        [FRAMEWORK, "--source", source, "--target", target, "--port", str(port)],
+        [*pinned, FRAMEWORK, "--source", source, "--target", target, "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -57,10 +60,11 @@ def wait_answer(call: Callable[[], requests.Response], timeout: float = 60) -> r
 
 
 @contextmanager
-def served(source: str, target: str, env: dict[str, str]) -> Iterator[str]:
-    """The base URL of `target` served from `source` while the block runs."""
+def served(source: str, target: str, env: dict[str, str], core: int | None = None) -> Iterator[str]:
+    """The base URL of `target` served from `source` while the block runs (on `core`
+    alone when one is given)."""
     port = free_port()
-    process = _start(source, target, port, env)
+    process = _start(source, target, port, env, core)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_answer(lambda: requests.get(url + "/", timeout=5))

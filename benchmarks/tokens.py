@@ -7,14 +7,15 @@ four characters a token; prices come from `benchmarks/prices.json`."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import requests
 
-from benchmarks.growth import _settled_ms
 from benchmarks.processes import ROOT
 from benchmarks.seeding import Seed, event_batch
+from cli.capacity import cost_usd
 
 PRICES = ROOT / "benchmarks" / "prices.json"
 QUESTIONS = (
@@ -31,17 +32,6 @@ STARTS = 4
 def price_table() -> dict[str, Any]:
     table: dict[str, Any] = json.loads(PRICES.read_text())
     return table
-
-
-def cost_usd(usage: dict[str, int], price: dict[str, float]) -> float:
-    """What Gemini bills for one job's usage: fresh prompt, cached prompt, output."""
-    fresh = usage["input_tokens"] - usage["cached_tokens"]
-    billed = (
-        fresh * price["input"]
-        + usage["cached_tokens"] * price["cached_input"]
-        + usage["output_tokens"] * price["output"]
-    )
-    return round(billed / 1_000_000, 6)
 
 
 def _mean(usages: list[dict[str, int]]) -> dict[str, int]:
@@ -79,10 +69,14 @@ def _stored(path: str) -> dict[str, Any]:
 
 
 def _settled(path: str, field: str) -> dict[str, Any]:
-    from shared.clients import db
-
-    _settled_ms(db().document(path), "created_at", db().document(path), field)
-    return _stored(path)
+    """The document once the worker has written `field` to it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        stored = _stored(path)
+        if stored.get(field) is not None:
+            return stored
+        time.sleep(0.01)
+    raise RuntimeError(f"{path} did not settle")
 
 
 def research_tokens(
@@ -208,6 +202,7 @@ def evaluation_tokens(seed: Seed, host_url: str, price: dict[str, float]) -> dic
     total = {key: sum(u[key] for u in usages) for key in usages[0]}
     per_step = {key: round(value / steps) for key, value in total.items()}
     return {
+        "starts": STARTS,
         "steps": steps,
         "per_step": _priced(per_step, price),
         "cache_min_tokens": profile_of(DEFAULT_MODEL).cache_min_tokens,

@@ -51,13 +51,11 @@ JOB_SECONDS = {"research_run": 8.0, "analysis": 20.0, "evaluation": 3.0}
 """How long a job holds its worker, mostly waiting on Gemini: assumed, since the stand-in
 answers at once (a research answer of a few thousand tokens, one 38k-token analysis call,
 two one-value answers)."""
-LIMITS = {
-    "document_writes_s": 1.0,
-    "database_writes_s": 10_000.0,
-}
+DOCUMENT_WRITES_S = 1.0
+"""Firestore's sustained write rate to one document."""
 SOURCES = (
-    "Firestore: about one sustained write a second to one document, 10,000 writes a second "
-    "per database before it needs ramping (500/50/5): "
+    "Firestore: about one sustained write a second to one document; new traffic ramped "
+    "from 500 operations a second, growing by half every five minutes (500/50/5): "
     "<https://firebase.google.com/docs/firestore/best-practices>, "
     "<https://firebase.google.com/docs/firestore/quotas>",
     "Cloud Run functions: instances per function capped by `--max-instances` "
@@ -68,6 +66,18 @@ SOURCES = (
     "numbers per model and tier are shown in AI Studio, no longer on the page: "
     "<https://ai.google.dev/gemini-api/docs/rate-limits>",
 )
+
+
+def cost_usd(usage: dict[str, Any], price: dict[str, Any]) -> float:
+    """What Gemini bills for one job's tokens: fresh prompt, cached prompt and output
+    (thinking included), at `price` (USD per million tokens)."""
+    fresh = float(usage["input_tokens"] - usage["cached_tokens"])
+    billed: float = (
+        fresh * price["input"]
+        + usage["cached_tokens"] * price["cached_input"]
+        + usage["output_tokens"] * price["output"]
+    )
+    return round(billed / 1_000_000, 6)
 
 
 def _load(path: Path) -> Any:
@@ -116,17 +126,19 @@ class Costs:
         return row
 
     def job_tokens(self, job: str) -> dict[str, Any]:
+        """A job's tokens (its first run: no implicit-cache hit) and their cost at the
+        price table's current prices."""
         tokens = self.results["tokens"]
         if job == "research_run":
             by_size = {row["items"]: row for row in tokens["research"]}
-            row: dict[str, Any] = by_size[self.job(job)["evidence_items"]]["first"]
-            return row
-        if job == "analysis":
-            analysis: dict[str, Any] = tokens["analysis"]["first"]
-            return analysis
-        per_step = tokens["evaluation"]["per_step"]
-        steps = tokens["evaluation"]["steps"] / 4
-        return {key: value * steps for key, value in per_step.items()}
+            usage = by_size[self.job(job)["evidence_items"]]["first"]
+        elif job == "analysis":
+            usage = tokens["analysis"]["first"]
+        else:
+            steps = tokens["evaluation"]["steps"] / tokens["evaluation"]["starts"]
+            usage = {k: v * steps for k, v in tokens["evaluation"]["per_step"].items()}
+        price = self.prices["models"][tokens["model"]]
+        return {**usage, "cost_usd": cost_usd(usage, price)}
 
 
 @dataclass
@@ -148,7 +160,7 @@ class Scale:
         return self.gemini_usd + self.cloud_run_usd + self.firestore_usd
 
 
-def _scale(costs: Costs, factor: int) -> Scale:
+def scale_of(costs: Costs, factor: int) -> Scale:
     platform = costs.prices["platform"]
     tenants = TENANTS * factor
     requests = {op.name: op.per_tenant_s * tenants for op in WORKLOAD}
@@ -225,26 +237,45 @@ def _busiest_documents() -> list[tuple[str, float, str]]:
     ]
 
 
+INSTANCE_CAP = (
+    "past the cap Cloud Run holds requests briefly, then refuses them with 429 (a trigger's "
+    "event is delivered again later); raise `evidencia deploy --max-instances`, for a "
+    "worker with the Gemini quota in view"
+)
+RAMP_START_S, RAMP_GROWTH, RAMP_STEP_MIN = 500, 1.5, 5
+"""Firestore's 500/50/5 rule: start a new key range at 500 operations a second, then grow
+by half every five minutes."""
+
+
+def _limits(scale: Scale) -> list[tuple[float, str]]:
+    """Each function's share of its instance cap, with what it is."""
+    functions = {**scale.instances, **scale.worker_instances}
+    rows = [
+        (count / MAX_INSTANCES, f"`{name}`: {count} of its {MAX_INSTANCES} instances")
+        for name, count in functions.items()
+    ]
+    return sorted(rows, reverse=True)
+
+
 def _first_limit(scale: Scale) -> str:
-    every = {**scale.instances, **scale.worker_instances}
-    busiest_fn, most = max(every.items(), key=lambda item: item[1])
-    shares = {
-        "instances": most / MAX_INSTANCES,
-        "database writes": scale.writes_s / LIMITS["database_writes_s"],
-    }
-    first = max(shares, key=lambda key: shares[key])
-    if first == "instances":
-        return (
-            f"`{busiest_fn}` needs {most} of its {MAX_INSTANCES} instances "
-            f"({shares['instances']:.0%}); past the cap Cloud Run queues and then refuses "
-            "requests with 429, so raise `evidencia deploy --max-instances` with the Gemini "
-            "quota in view"
-        )
-    return (
-        f"Firestore writes reach {shares['database writes']:.0%} of the 10,000 a second a "
-        "database takes without ramping; the writes spread over hashed keys and shards, "
-        "so traffic should grow by the 500/50/5 rule"
-    )
+    rows = _limits(scale)
+    share, what = rows[0]
+    if share < 1:
+        return f"no limit is reached; the nearest is {what} ({share:.0%})"
+    over = [f"{w} ({used:.0%})" for used, w in rows if used >= 1]
+    return "; ".join(over) + f": {INSTANCE_CAP}"
+
+
+def _ramp_words(minutes: float) -> str:
+    return "at once" if minutes == 0 else f"over {minutes:g} minutes"
+
+
+def ramp_minutes(operations_s: float) -> float:
+    """How long Firestore's 500/50/5 rule takes to reach `operations_s` from nothing."""
+    if operations_s <= RAMP_START_S:
+        return 0.0
+    steps = math.ceil(math.log(operations_s / RAMP_START_S, RAMP_GROWTH))
+    return float(steps * RAMP_STEP_MIN)
 
 
 CENTS_BELOW = 10
@@ -256,7 +287,7 @@ def _money(value: float) -> str:
 
 
 def _lines(costs: Costs) -> list[str]:
-    scales = [_scale(costs, factor) for factor in SCALES]
+    scales = [scale_of(costs, factor) for factor in SCALES]
     header = " | ".join(f"{s.factor}x" for s in scales)
     rule = "|".join("---:" for _ in scales)
     lines = [
@@ -310,6 +341,16 @@ def _lines(costs: Costs) -> list[str]:
     lines += ["", "## The limit met first", ""]
     lines += [f"- **{s.factor}x**: {_first_limit(s)}." for s in scales]
     lines += [
+        "- **Firestore, at every scale**: reads and writes spread over hashed event keys, "
+        "eight usage shards per tenant and documents per tenant, so no document gets hot "
+        "(below); a jump to a new scale must be ramped: "
+        + ", ".join(
+            f"{s.factor}x ({s.reads_s + s.writes_s:,.0f} operations a second) "
+            + _ramp_words(ramp_minutes(s.reads_s + s.writes_s))
+            for s in scales
+        )
+        + ". Ingestion is most of it: each event's idempotency document is one read and "
+        "one write.",
         f"- **Gemini, at every scale**: the model above needs {scales[-1].gemini_tpm:,.0f} "
         "tokens a minute at 100x. Compare the project's own limits in AI Studio; a 429 "
         "waits Gemini's `RetryInfo` within the job's deadline and then fails the job "
@@ -319,7 +360,7 @@ def _lines(costs: Costs) -> list[str]:
         "## The busiest documents",
         "",
         "A scale adds tenants, so the hottest documents stay where one tenant puts them: "
-        f"against Firestore's ~{LIMITS['document_writes_s']:g} sustained write a second per "
+        f"against Firestore's ~{DOCUMENT_WRITES_S:g} sustained write a second per "
         "document:",
         "",
         "| document | writes / s | why it stays low |",

@@ -32,6 +32,7 @@ from functions.registry import (
     public_entries,
 )
 from shared.config import WORKER_TIMEOUT_S
+from shared.models import DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ("main.py", "functions", "shared", "schemas")
@@ -390,7 +391,9 @@ def add_parser(subparsers: Any) -> None:
     deploy.add_argument("--region", required=True, help="where the functions run, e.g. us-central1")
     deploy.add_argument("--firestore-location", help="the database's location (default: --region)")
     deploy.add_argument(
-        "--gemini-model", default="gemini-2.5-flash", help="the model every worker asks"
+        "--gemini-model",
+        default=DEFAULT_MODEL,
+        help=f"the model every worker asks (default {DEFAULT_MODEL}, as `evidencia serve`)",
     )
     deploy.add_argument(
         "--out",

@@ -24,6 +24,7 @@ from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator
 from cli.main import main as evidencia
 from functions.registry import ENTRIES, McpEntry, RestEntry, SweepEntry, TriggerEntry
+from shared.config import settings
 from tests.api import wait_for
 
 TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
@@ -319,6 +320,8 @@ def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path
         printed.getvalue()
     )
     assert f"{base}/psychologist_sweep" not in printed.getvalue().split("# function URLs")[1]
+    worker = next(line for line in lines if "research_run_worker" in line and "deploy" in line)
+    assert f"GEMINI_MODEL={settings().gemini_model}" in worker, "the host's default model"
 
 
 def test_every_public_route_has_a_hosting_rewrite() -> None:

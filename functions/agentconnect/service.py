@@ -102,7 +102,9 @@ def start_session(call: Call) -> Reply:
     first, and raises the agent's `last_seq` by a `Maximum` transform, so `seq` stays
     contiguous without a transaction on the agent. A start that lost its `seq` reads
     again at once: each loss means another start got through, so a burst of
-    `CONDITIONED_TRIES` starts of one agent all land, in about two round trips each."""
+    `CONDITIONED_TRIES` starts of one agent all land, in about two round trips each. The
+    first read also sums the org's token spend: past its budget the evaluation is
+    created frozen with the default target, and no Gemini call is made."""
     org_id, agent_id = call.params["orgId"], call.params["id"]
     _check_input_size(call.body["input"])
     session_id = call.body.get("sessionId") or new_ulid()
@@ -111,9 +113,14 @@ def start_session(call: Call) -> Reply:
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
     retention = timedelta(hours=settings().agentconnect_details_retention_hours)
     spend = store.spend(org_id)
+    # The spend is read with the first try's agent and session; a try lost to another
+    # start reads only those two again (the budget is a ceiling the commit does not hold).
+    over_budget: list[bool] = []
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        snapshots = read_all([agent, session, *spend.shards()])
+        snapshots = read_all([agent, session, *([] if over_budget else spend.shards())])
+        if not over_budget:
+            over_budget.append(spend.used(snapshots) >= settings().agentconnect_org_token_budget)
         current = data_as(snapshots[agent.path], Agent)
         if current is None or "selection_version" not in current:
             raise conflict("This agent has no model selection yet: PUT one first.")
@@ -152,7 +159,7 @@ def start_session(call: Call) -> Reply:
         if trace is not None:
             pending["trace"] = trace
         evaluation: PendingEvaluation | Summary = pending
-        if spend.used(snapshots) >= settings().agentconnect_org_token_budget:
+        if over_budget[0]:
             evaluation = fallback_summary(pending, BUDGET_SPENT, now)
         batch.create(store.evaluation_ref(org_id, agent_id, seq), fields(evaluation))
         batch.update(agent, {"last_seq": firestore.Maximum(seq)})
