@@ -4,6 +4,8 @@ API answers, and nothing an agent can do through MCP that its token cannot do ov
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -42,6 +44,20 @@ def call(api: Api, token: str, name: str, arguments: dict[str, Any]) -> CallTool
         return await session.call_tool(name, arguments)
 
     return over_mcp(api, token, use)
+
+
+REFUSAL = re.compile(r"\(code (\w+), request_id ([\w-]+)\)")
+
+
+def refused_with(result: CallToolResult) -> str:
+    """The API code a refused call names. A refusal is text a strict client can show: no
+    structured content, which would have to fit the tool's output schema."""
+    assert result.isError
+    assert result.structuredContent is None
+    text = result.content[0].text  # type: ignore[union-attr]
+    found = REFUSAL.search(text)
+    assert found is not None, text
+    return found.group(1)
 
 
 def completed_run(api: Api, world: World) -> tuple[str, dict[str, Any], str]:
@@ -103,6 +119,9 @@ def test_every_tool_is_listed_with_schemas_taken_from_the_published_ones(
     assert decide.readOnlyHint is False
     for tool in listed.values():
         Draft202012Validator.check_schema(tool.inputSchema)
+        assert tool.outputSchema is not None
+        Draft202012Validator.check_schema(tool.outputSchema)
+        assert '"type": [' not in json.dumps(tool.outputSchema), tool.name
 
 
 def test_the_status_tool_answers_what_the_http_status_answers_and_fits_the_contract(
@@ -130,10 +149,8 @@ def test_a_tool_the_token_may_not_use_fails_with_the_http_code_and_a_request_id(
         "status": "accepted",
     }
     refused = call(api, viewer, "psychologist_hypothesis_decide", arguments)
-    assert refused.isError
-    assert refused.structuredContent is not None
-    assert refused.structuredContent["code"] == "forbidden"
-    assert refused.structuredContent["request_id"]
+    assert refused_with(refused) == "forbidden"
+    assert "role" in refused.content[0].text  # type: ignore[union-attr]
     over_http = api.post(
         f"/projects/{project}/hypotheses/01JC4Z8QK3M7YV2N5T9B0PXHRA/decision",
         {"status": "accepted"},
@@ -148,33 +165,41 @@ def test_another_tenants_token_gets_what_the_http_api_gives_it(api: Api, world: 
     stranger = world.user(elsewhere, "eve", "member")
     result = call(api, stranger, "sosoapi_research_assistant_status", status)
     over_http = api.post("/research-api/assistant/status", status, stranger)
-    assert result.isError
-    assert result.structuredContent is not None
     assert over_http.status_code == 403
-    assert result.structuredContent["code"] == over_http.json()["code"]
+    assert refused_with(result) == over_http.json()["code"]
 
 
 def test_a_bad_argument_is_refused_as_the_http_api_refuses_it(api: Api, world: World) -> None:
     workspace = world.tenant()
     token = world.user(workspace, "vic", "viewer")
     result = call(api, token, "sosoapi_research_assistant_status", {"workspace_id": "nope"})
-    assert result.isError
-    assert result.structuredContent is not None
-    assert result.structuredContent["code"] == "invalid_request"
-    assert result.structuredContent["issues"]
+    assert refused_with(result) == "invalid_request"
+    assert "- workspace_id: " in result.content[0].text  # type: ignore[union-attr]
 
 
-def test_without_a_token_or_with_a_bad_one_the_http_request_is_401(api: Api) -> None:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+def test_a_missing_and_a_bad_token_are_each_401_saying_which(api: Api, world: World) -> None:
+    token = world.user(world.tenant(), "vic", "viewer")
+    listing: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    status_call: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "sosoapi_research_assistant_status", "arguments": {}},
+    }
     headers = {"Accept": "application/json, text/event-stream"}
-    assert (
-        requests.post(f"{api.base_url}/mcp", json=body, headers=headers, timeout=10).status_code
-        == 401
-    )
-    bad = {**headers, "Authorization": "Bearer evd_nope"}
-    assert (
-        requests.post(f"{api.base_url}/mcp", json=body, headers=bad, timeout=10).status_code == 401
-    )
+    reasons = set()
+    for body in (listing, status_call):
+        for sent in ({}, {"Authorization": "Bearer evd_nope"}, {"Authorization": token}):
+            reply = requests.post(
+                f"{api.base_url}/mcp", json=body, headers={**headers, **sent}, timeout=10
+            )
+            assert reply.status_code == 401
+            assert reply.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
+            reasons.add(reply.json()["error_description"])
+    assert reasons == {
+        "A bearer token is required: send Authorization: Bearer <token>.",
+        "The bearer token is not valid: it is unknown, revoked or expired.",
+    }
 
 
 def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, world: World) -> None:
@@ -226,10 +251,7 @@ def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, worl
         ),
     ]
     for token, name, arguments, code in refused:
-        result = call(api, token, name, arguments)
-        assert result.isError
-        assert result.structuredContent is not None
-        assert result.structuredContent["code"] == code, name
+        assert refused_with(call(api, token, name, arguments)) == code, name
 
 
 def test_hostile_bodies_with_a_good_token_are_refused_without_a_server_error(

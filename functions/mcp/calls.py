@@ -5,9 +5,10 @@ but importing it costs an instance about half a second (`mcp/__init__` imports t
 the stdio transports and FastMCP) and each call crosses an ASGI event loop in another
 thread. A lone `tools/call` in the plain shape agents send, with headers and a token the
 transport would admit, is answered here instead, in the request's own thread, with the
-bytes the transport would send. Anything else (initialize, tools/list, notifications,
-batches, a call carrying `_meta`, a header or token the transport refuses) goes to the
-SDK, which gives its own answer or error. This module imports nothing from the SDK;
+bytes the transport would send. A request without a token that authenticates is refused
+first, saying which it lacks. Anything else (initialize, tools/list, notifications,
+batches, a call carrying `_meta`, a header the transport refuses) goes to the SDK, which
+gives its own answer or error. This module imports nothing from the SDK;
 `tests/test_mcp.py` holds its answers equal to the transport's for the same requests and
 its protocol versions among the SDK's.
 """
@@ -35,11 +36,23 @@ UNSTATED_VERSION = "2025-03-26"
 JSON = "application/json"
 
 
+def error_text(error: ApiError, request_id: str) -> str:
+    """What a person or an agent reads of a refused call: the API's message, its code and
+    request id, and each rule the arguments broke."""
+    lines = [f"{error.message} (code {error.code.value}, request_id {request_id})"]
+    lines += [
+        f"- {'.'.join(str(part) for part in issue['path']) or '(the arguments)'}: "
+        f"{issue['message']}"
+        for issue in error.issues or []
+    ]
+    return "\n".join(lines)
+
+
 def error_result(error: ApiError, request_id: str) -> JsonObject:
-    body = error.body(request_id)
+    """A refused call as text alone: structured content would have to fit the tool's output
+    schema, which describes the answer, and strict clients check it even on errors."""
     return {
-        "content": [{"type": "text", "text": json.dumps(body)}],
-        "structuredContent": dict(body),
+        "content": [{"type": "text", "text": error_text(error, request_id)}],
         "isError": True,
     }
 
@@ -91,17 +104,26 @@ def _admitted_headers(headers: Headers) -> bool:
     )
 
 
-def _bearer(headers: Headers) -> str | None:
-    """The bearer token, if it authenticates (else the transport's 401 is the answer)."""
+NO_BEARER = "A bearer token is required: send Authorization: Bearer <token>."
+BAD_BEARER = "The bearer token is not valid: it is unknown, revoked or expired."
+
+
+def _token(headers: Headers) -> str | None:
     value = headers.get("Authorization", "")
-    if not value.lower().startswith("bearer "):
-        return None
-    token = value[7:]
+    return value[7:] if value.lower().startswith("bearer ") else None
+
+
+def unauthenticated(headers: Headers) -> str | None:
+    """Why the request has no principal, in words that tell a missing token from one that
+    does not authenticate; None when its token authenticates."""
+    token = _token(headers)
+    if token is None:
+        return NO_BEARER
     try:
         auth.authenticate(db(), token)
     except ApiError:
-        return None
-    return token
+        return BAD_BEARER
+    return None
 
 
 def _plain_call(message: Any) -> tuple[Any, Tool, JsonObject] | None:
@@ -125,12 +147,11 @@ def _plain_call(message: Any) -> tuple[Any, Tool, JsonObject] | None:
 
 
 def answer(headers: Headers, message: Any) -> bytes | None:
-    """The JSON-RPC response to a plain tool call, or None for the SDK to serve."""
+    """The JSON-RPC response to a plain tool call from an authenticated request (see
+    `unauthenticated`), or None for the SDK to serve."""
     call = _plain_call(message)
-    if call is None or not _admitted_headers(headers):
-        return None
-    token = _bearer(headers)
-    if token is None:
+    token = _token(headers)
+    if call is None or token is None or not _admitted_headers(headers):
         return None
     request_id, tool, arguments = call
     response = {"jsonrpc": "2.0", "id": request_id, "result": tool_result(tool, arguments, token)}

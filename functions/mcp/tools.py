@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from werkzeug.datastructures import Headers
 
@@ -83,17 +84,18 @@ class Tool:
         if name is None:
             raise LookupError(f"{self.entry} {self.method} publishes no response schema")
         schema = _published(name)
-        if self.listed_as is None:
-            return schema
-        return {
-            "type": "object",
-            "properties": {
-                self.listed_as: schema,
-                "nextPageToken": {"type": ["string", "null"]},
-            },
-            "required": [self.listed_as, "nextPageToken"],
-            "additionalProperties": False,
-        }
+        if self.listed_as is not None:
+            schema = {
+                "type": "object",
+                "properties": {
+                    self.listed_as: schema,
+                    "nextPageToken": {"type": ["string", "null"]},
+                },
+                "required": [self.listed_as, "nextPageToken"],
+                "additionalProperties": False,
+            }
+        portable: Schema = _without_type_arrays(schema)
+        return portable
 
     def split(self, arguments: JsonObject) -> tuple[JsonObject, JsonObject, Headers]:
         """(body, params, headers) from a call's arguments, as the HTTP request carries them."""
@@ -113,6 +115,34 @@ class Tool:
             else:
                 body[key] = value
         return body, params, headers
+
+
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+"""Keywords whose value maps names (not keywords) to schemas."""
+DATA = frozenset({"enum", "const", "default", "examples"})
+"""Keywords whose value is data, never a schema."""
+
+
+def _without_type_arrays(schema: Any) -> Any:
+    """The same schema with every `"type": [a, b]` as `anyOf` of one type each, the form
+    strict MCP clients read. Each branch keeps the schema's other keywords: those that
+    apply to one type ignore the others, the rest hold in both, so nothing changes."""
+    if isinstance(schema, list):
+        return [_without_type_arrays(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    rest: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            rest[key] = {name: _without_type_arrays(sub) for name, sub in value.items()}
+        elif key in DATA:
+            rest[key] = value
+        elif key != "type":
+            rest[key] = _without_type_arrays(value)
+    kinds = schema.get("type")
+    if isinstance(kinds, list):
+        return {"anyOf": [{"type": kind, **rest} for kind in kinds]}
+    return {**rest, "type": kinds} if "type" in schema else rest
 
 
 @cache

@@ -23,6 +23,16 @@ def _refusal(why: str) -> flask.Response:
     return flask.Response(json.dumps(refusal), status=400, mimetype="application/json")
 
 
+def _unauthenticated(why: str) -> flask.Response:
+    """A 401 in the shape the SDK's bearer middleware sends (RFC 6750), with the reason."""
+    body = {"error": "invalid_token", "error_description": why}
+    response = flask.Response(json.dumps(body), status=401, mimetype="application/json")
+    response.headers["WWW-Authenticate"] = (
+        f'Bearer error="invalid_token", error_description="{why}"'
+    )
+    return response
+
+
 @functions_framework.http
 def mcp_server(request: flask.Request) -> ResponseReturnValue:
     raw = request.stream.read(MAX_BODY_BYTES + 1) if request.method == "POST" else b""
@@ -33,6 +43,10 @@ def mcp_server(request: flask.Request) -> ResponseReturnValue:
             message = jsonbody.parse(raw)
         except jsonbody.JsonBodyError as error:
             return _refusal(str(error))
+    why = calls.unauthenticated(request.headers)
+    if why is not None:
+        return _unauthenticated(why)
+    if raw:
         answered = calls.answer(request.headers, message)
         if answered is not None:
             return flask.Response(answered, status=200, mimetype="application/json")
