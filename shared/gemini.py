@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -140,10 +141,19 @@ def forget_refusals() -> None:
     _REFUSED_LOGPROBS.clear()
 
 
+_KEY_PARAMETER = re.compile(r"([?&](?:key|api_key)=)[^&#\s\"']+", re.IGNORECASE)
+_KEY_HEADER = re.compile(
+    r"((?:x-goog-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+)?[^\s,;\"']+",
+    re.IGNORECASE,
+)
+
+
 def scrub(text: str) -> str:
-    """`text` with the Gemini API key taken out."""
-    key = settings().gemini_api_key
-    return text.replace(key, "[redacted]") if key else text
+    """`text` with credentials taken out where they travel: a URL's `key` parameter and the
+    `x-goog-api-key` and `Authorization` headers. Nothing else is touched, so a string
+    that happens to equal the key elsewhere stays as it is (raw exchanges are never
+    scrubbed: the key travels in a header, never in a body)."""
+    return _KEY_HEADER.sub(r"\1[redacted]", _KEY_PARAMETER.sub(r"\1[redacted]", text))
 
 
 @cache

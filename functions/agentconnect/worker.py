@@ -56,7 +56,6 @@ from shared.gemini import (
     Output,
     Usage,
     generate_json,
-    scrub,
 )
 from shared.jobs import Claim, Job, JobGoneError, Settled, Snapshots
 from shared.jsonbody import JsonObject
@@ -110,9 +109,10 @@ class ChainDecision:
 
 
 def clip(text: str) -> Clipped:
-    """A raw text as stored: scrubbed, and cut to `AGENTCONNECT_RAW_TEXT_LIMIT` UTF-8
-    bytes, so that the evaluation's details (two texts a step) stay within a document."""
-    clipped, truncated = clip_utf8(scrub(text), settings().agentconnect_raw_text_limit)
+    """A raw text as stored: byte for byte as sent or received, cut to
+    `AGENTCONNECT_RAW_TEXT_LIMIT` UTF-8 bytes, so that the evaluation's details (two texts
+    a step) stay within a document."""
+    clipped, truncated = clip_utf8(text, settings().agentconnect_raw_text_limit)
     return {"text": clipped, "truncated": truncated}
 
 
@@ -165,7 +165,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             elapsed,
             reply.wire.request,
             reply.wire.response,
-            detail=f"answered {scrub(reply.text[:200])!r}",
+            detail=f"answered {reply.text[:200]!r}",
         )
     measured = value_probability(reply.text, reply.logprobs)
     source = "model_estimate"

@@ -337,16 +337,39 @@ def test_only_an_admin_configures_and_a_session_needs_a_selection(connect: Conne
     assert issues_for("agentconnect/selection", put.json()) == []
 
 
-def test_the_api_key_is_scrubbed_from_raw_texts(configured: Connect, configure: Configure) -> None:
+def test_raw_texts_stay_byte_exact_even_holding_a_value_equal_to_the_key(
+    configured: Connect, configure: Configure
+) -> None:
+    """The key travels in a header, never in a body: the stored exchange is not rewritten
+    where a value happens to equal it."""
     secret = "AIzaSy-evidencia-test-secret-0123456789"
     configure(GEMINI_API_KEY=secret)
     configured.world.gemini.answer_text(
         json.dumps({"value": True, "probability": 0.9, "echo": secret})
     )
     body = configured.frozen(configured.start()["seq"])
-    assert secret not in json.dumps(body)
-    assert "[redacted]" in body["rawResponse"]["text"]
-    assert configured.world.gemini.requests[0].headers["x-goog-api-key"] == secret
+    (exchange,) = configured.world.gemini.requests
+    assert exchange.headers["x-goog-api-key"] == secret
+    assert body["rawRequest"]["text"] == exchange.raw.decode()
+    assert body["rawResponse"]["text"] == exchange.sent.decode()
+    assert "[redacted]" not in json.dumps(body)
+
+
+def test_a_key_in_a_gemini_error_is_taken_out_where_it_travels(
+    configured: Connect, configure: Configure
+) -> None:
+    secret = "AIzaSy-evidencia-test-secret-0123456789"
+    configure(GEMINI_API_KEY=secret)
+    configured.world.gemini.fail(
+        400,
+        message=f"API key not valid for https://example.test/v1/models?key={secret}&alt=json "
+        f"(x-goog-api-key: {secret})",
+    )
+    body = configured.frozen(configured.start()["seq"])
+    assert body["outcome"] == "fallback"
+    assert secret not in body["reason"]
+    assert "?key=[redacted]&alt=json" in body["reason"]
+    assert "x-goog-api-key: [redacted]" in body["reason"]
 
 
 def test_raw_texts_are_the_exact_json_sent_to_and_received_from_gemini(
