@@ -25,6 +25,14 @@ ERRORS = {
     500: "An internal error; nothing internal is echoed",
     503: "The database did not answer in time (see Retry-After)",
 }
+SERVERS = [
+    {"url": "http://127.0.0.1:8080", "description": "The local host (`make run`)"},
+    {
+        "url": "https://{project}.web.app",
+        "description": "Deployed: Firebase Hosting routes every operation to its function",
+        "variables": {"project": {"default": "your-project", "description": "The project"}},
+    },
+]
 HEADERS: dict[str, dict[str, Any]] = {
     "x-request-id": {
         "description": "The caller's x-request-id when it is a sane token, else a new one",
@@ -68,10 +76,24 @@ def _component_name(schema_name: str) -> str:
     return schema_name.replace("/", ".")
 
 
-def _rewrite_refs(node: Any, used: set[str]) -> Any:
-    """File references (`research/x.json#/a`) become component references."""
+NOT_NAMES = frozenset({"properties", "anyOf", "oneOf", "allOf", "items", "$defs"})
+"""JSON pointer segments that are keywords, left out of a shared shape's component name."""
+
+
+def _shared_name(schema_name: str, pointer: str) -> str:
+    """The component of a shape another schema points into: `research.status.response.run`
+    for `research/status.response.json#/properties/run`."""
+    parts = [p for p in pointer.strip("/").split("/") if p not in NOT_NAMES and not p.isdigit()]
+    return ".".join([_component_name(schema_name), *parts])
+
+
+def _rewrite_refs(node: Any, used: set[str], shared: dict[str, tuple[str, str]]) -> Any:
+    """File references (`research/x.json`) become component references; a reference into
+    another schema (`research/x.json#/properties/a`) becomes one to a component of that
+    shape's own, recorded in `shared` (generated clients cannot follow a pointer into
+    another component)."""
     if isinstance(node, list):
-        return [_rewrite_refs(item, used) for item in node]
+        return [_rewrite_refs(item, used, shared) for item in node]
     if not isinstance(node, dict):
         return node
     result: dict[str, Any] = {}
@@ -80,10 +102,46 @@ def _rewrite_refs(node: Any, used: set[str]) -> Any:
         if match:
             used.add(match.group(1))
             pointer = (match.group(2) or "#").removeprefix("#")
-            result[key] = f"#/components/schemas/{_component_name(match.group(1))}{pointer}"
+            name = _component_name(match.group(1))
+            if pointer:
+                name = _shared_name(match.group(1), pointer)
+                shared[name] = (match.group(1), pointer)
+            result[key] = f"#/components/schemas/{name}"
         else:
-            result[key] = _rewrite_refs(value, used)
+            result[key] = _rewrite_refs(value, used, shared)
     return result
+
+
+def _branches_define_what_they_require(node: Any) -> Any:
+    """A `then` or `else` that requires a property also names its schema (the parent's),
+    as linters and client generators expect; validation is unchanged."""
+    if isinstance(node, list):
+        return [_branches_define_what_they_require(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result = {key: _branches_define_what_they_require(value) for key, value in node.items()}
+    known = result.get("properties", {})
+    for branch in ("then", "else"):
+        part = result.get(branch)
+        if isinstance(part, dict) and "required" in part and "properties" not in part:
+            named = {name: known[name] for name in part["required"] if name in known}
+            result[branch] = {**part, "properties": named}
+    return result
+
+
+def _hoist(components: dict[str, Any], shared: dict[str, tuple[str, str]]) -> None:
+    """Give each shape another schema points into its own component, referenced from
+    where it stood, so that the shape is defined once."""
+    for name, (schema_name, pointer) in sorted(shared.items()):
+        parent: Any = None
+        node: Any = components[_component_name(schema_name)]
+        segment = ""
+        for segment in pointer.strip("/").split("/"):
+            parent, node = node, node[int(segment) if isinstance(node, list) else segment]
+        components[name] = node
+        parent[int(segment) if isinstance(parent, list) else segment] = {
+            "$ref": f"#/components/schemas/{name}"
+        }
 
 
 def _ref(schema_name: str, used: set[str]) -> dict[str, str]:
@@ -181,15 +239,18 @@ def build() -> dict[str, Any]:
             entry, operation, used
         )
     components: dict[str, Any] = {}
+    shared: dict[str, tuple[str, str]] = {}
     pending = sorted(used)
     while pending:
         name = pending.pop()
         if _component_name(name) in components:
             continue
         found: set[str] = set()
-        components[_component_name(name)] = _rewrite_refs(load_schema(name), found)
+        schema = _branches_define_what_they_require(load_schema(name))
+        components[_component_name(name)] = _rewrite_refs(schema, found, shared)
         pending.extend(sorted(found - used))
         used |= found
+    _hoist(components, shared)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -197,6 +258,7 @@ def build() -> dict[str, Any]:
             "version": "1",
             "description": "Research with citations, the Psychologist and AgentConnect.",
         },
+        "servers": SERVERS,
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "paths": paths,
         "components": {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from openapi_spec_validator import validate
@@ -58,3 +59,37 @@ def test_each_operation_says_who_may_call_it() -> None:
 
 def test_private_routes_are_not_published() -> None:
     assert not [path for path in DOCUMENT["paths"] if path.startswith("/internal/")]
+
+
+def _nodes(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nodes(item)
+
+
+def test_generated_clients_can_follow_every_reference_and_find_a_server() -> None:
+    """A reference names a whole component (a client generator cannot follow a pointer
+    into another component's properties), and the document says where to send requests."""
+    document = DOCUMENT
+    components = document["components"]["schemas"]
+    refs = [node["$ref"] for node in _nodes(document) if "$ref" in node]
+    assert refs
+    for ref in refs:
+        name = ref.removeprefix("#/components/schemas/")
+        assert "/" not in name, ref
+        assert name in components, ref
+    ask = components["research.ask.response"]["properties"]["run"]
+    assert ask == {"$ref": "#/components/schemas/research.status.response.run"}
+    assert document["servers"][0]["url"] == "http://127.0.0.1:8080"
+
+
+def test_a_branch_that_requires_a_property_defines_it() -> None:
+    for node in _nodes(DOCUMENT["components"]):
+        for branch in ("then", "else"):
+            part = node.get(branch)
+            if isinstance(part, dict) and "required" in part:
+                assert set(part["required"]) <= set(part.get("properties", {})), part
