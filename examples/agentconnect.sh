@@ -48,3 +48,8 @@ step "5. every evaluation of the agent, newest first"
 api GET "/v1/orgs/$O/agents/$A/model-evaluations?limit=20" "$ANA" | "$PYTHON" -c 'import json, sys
 for e in json.load(sys.stdin)["evaluations"]:
     print("  seq", e["seq"], e["outcome"], e["target"]["model"])'
+
+step "6. the same in the review console, signed in as ana"
+echo "open $URL/#/evaluations?org=$O&agent=$A"
+echo "sign in with a token from:"
+echo "  $EVIDENCIA admin --port $PORT token create --user ana --class user_session --capability agent:connect --tenant $O --expires-in 1h"

@@ -1,13 +1,14 @@
 # Helpers the walkthroughs share. Source it; it needs curl and the project's .venv.
 #
-#   EVIDENCIA_URL   the local host (default http://127.0.0.1:8080, what `make run` serves)
+#   PORT            the port `make run PORT=...` serves on (default 8080)
+#   EVIDENCIA_URL   the host, when it is not http://127.0.0.1:$PORT
 #   EVIDENCIA       the evidencia command (default .venv/bin/evidencia of this checkout)
 #   POLL_TRIES      how many times to poll a pending result, 0.2 s apart (default 100)
 
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-URL=${EVIDENCIA_URL:-http://127.0.0.1:8080}
+URL=${EVIDENCIA_URL:-http://127.0.0.1:${PORT:-8080}}
 EVIDENCIA=${EVIDENCIA:-$ROOT/.venv/bin/evidencia}
 PYTHON=$(dirname "$EVIDENCIA")/python
 PORT=${URL##*:}
@@ -17,6 +18,11 @@ REPLY_FILE=$(mktemp)
 trap 'rm -f "$BODY" "$REPLY_FILE"' EXIT
 
 step() { printf '\n== %s\n' "$*"; }
+
+if ! curl -sS -o /dev/null --max-time 5 "$URL/openapi.json" 2>/dev/null; then
+  echo "No Evidencia host answers at $URL: start one with 'make run LOCAL_MODEL=1', and give this script the same PORT=... (or EVIDENCIA_URL=...) when it serves elsewhere." >&2
+  exit 1
+fi
 
 # evidencia admin, against the emulator of the host on $PORT
 admin() { "$EVIDENCIA" admin --port "$PORT" "$@"; }

@@ -45,3 +45,8 @@ for ref in json.load(sys.stdin)["message"]["answer"]["answer"]["evidence"]:
     if cited not in held:
         sys.exit(1)'
 echo "availability: $(echo "$RESULT" | field availability)"
+
+step "7. the same in the review console, signed in as ana"
+echo "open $URL/#/research?workspace=$WS&conversation=$CONV&run=$RUN"
+echo "sign in with a token from:"
+echo "  $EVIDENCIA admin --port $PORT token create --user ana --class user_session --capability agent:research --tenant $WS --expires-in 1h"

@@ -96,6 +96,28 @@ def test_each_walkthrough_runs_as_written_and_its_flow_completes(
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_a_walkthrough_with_no_host_on_its_port_says_so_in_one_sentence(
+    script: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = environment(tmp_path)
+    env.pop("EVIDENCIA_URL", None)
+    result = subprocess.run(
+        ["bash", str(script)],
+        cwd=ROOT,
+        env={**env, "PORT": str(port), "EVIDENCIA": str(EVIDENCIA)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    (said,) = result.stderr.splitlines()
+    assert said.startswith(f"No Evidencia host answers at http://127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_the_readme_shows_each_walkthroughs_steps_in_order(script: Path) -> None:
     steps = re.findall(r'^step "(.*)"$', script.read_text(), re.MULTILINE)
     readme = (ROOT / "README.md").read_text()
