@@ -71,9 +71,17 @@ def test_an_http_entry_point_does_not_import_gemini(entry: Entry) -> None:
 
 
 @pytest.mark.parametrize("entry", rest_entries() + scheduled_entries(), ids=lambda e: e.name)
-def test_only_the_mcp_server_imports_the_mcp_sdk(entry: Entry) -> None:
+def test_no_rest_or_scheduled_entry_point_imports_the_mcp_sdk(entry: Entry) -> None:
     assert "mcp" not in imports_after(entry.name)
-    assert "mcp" in imports_after("mcp_server")
+
+
+def test_the_mcp_server_starts_without_the_sdk_which_it_imports_for_a_message_that_needs_it() -> (
+    None
+):
+    """A plain tool call is answered without it (tests/test_mcp_calls.py); `initialize`
+    and the rest import it on the instance's first such message (tests/test_mcp.py)."""
+    assert "mcp" not in imports_after("mcp_server")
+    assert "functions.mcp.calls" in imports_after("mcp_server")
 
 
 def test_the_run_worker_does_import_gemini() -> None:
