@@ -24,6 +24,16 @@ BENCH_ENV = {
 }
 
 
+DEFAULT_TARGET = {
+    "runtime": "local",
+    "model": "flash",
+    "effort": "low",
+    "permissionMode": "default",
+    "fastMode": True,
+}
+"""The default target of every selection the bench puts."""
+
+
 @dataclass
 class Seed:
     token: str
@@ -168,13 +178,7 @@ def seed(gemini: GeminiTestServer) -> Seed:
             "rules": [{"model": "pro", "when": {"type": "boolean", "thresholds": {"true": 0.8}}}],
         },
         "steps": [],
-        "default": {
-            "runtime": "local",
-            "model": "flash",
-            "effort": "low",
-            "permissionMode": "default",
-            "fastMode": True,
-        },
+        "default": DEFAULT_TARGET,
     }
     call(
         "agentconnect_selection_put",

@@ -14,7 +14,7 @@ from typing import Any, cast
 import requests
 
 from benchmarks.processes import ROOT
-from benchmarks.seeding import Seed, event_batch
+from benchmarks.seeding import DEFAULT_TARGET, Seed, event_batch
 from cli.capacity import cost_usd
 
 PRICES = ROOT / "benchmarks" / "prices.json"
@@ -158,13 +158,7 @@ TWO_STEPS: Any = {
             ],
         }
     ],
-    "default": {
-        "runtime": "local",
-        "model": "flash",
-        "effort": "low",
-        "permissionMode": "default",
-        "fastMode": True,
-    },
+    "default": DEFAULT_TARGET,
 }
 SESSION_INPUT = {
     "repo": "web",
