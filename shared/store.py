@@ -61,9 +61,19 @@ def as_stored(data: Mapping[str, Any], kind: type[Stored]) -> Stored:  # noqa: A
     return cast(Stored, data)
 
 
+def fields_of(snapshot: Snapshot) -> dict[str, Any] | None:
+    """The document's fields as the read decoded them; None when it does not exist.
+
+    `to_dict()` deep-copies every value so that a caller cannot change the snapshot, which
+    costs more CPU than the rest of a read's handling (a quarter of a status call's). A
+    snapshot here is made for one read and dropped after it, so its fields are handed on."""
+    data: dict[str, Any] | None = snapshot._data if snapshot.exists else None  # noqa: SLF001
+    return data
+
+
 def data_as(snapshot: Snapshot, kind: type[Stored]) -> Stored | None:
     """The document as the type this project stored it as; None when it does not exist."""
-    data = snapshot.to_dict() if snapshot.exists else None
+    data = fields_of(snapshot)
     return as_stored(data, kind) if data is not None else None
 
 
@@ -71,7 +81,7 @@ def stream_as(
     query: firestore.Query | firestore.CollectionReference, kind: type[Stored]
 ) -> dict[str, Stored]:
     """What a query finds, by document id in the order it answered, as their stored type."""
-    return {s.id: as_stored(s.to_dict() or {}, kind) for s in query.stream()}
+    return {s.id: as_stored(fields_of(s) or {}, kind) for s in query.stream()}
 
 
 def read_as(
