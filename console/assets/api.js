@@ -2,6 +2,7 @@
 // sessionStorage only: never in a URL, never logged, gone when the tab closes.
 
 const TOKEN_KEY = "evidencia.token";
+export const SIGNED_OUT = "evidencia:signed-out";
 
 // What the API accepts as ids, for the forms' own checks before a request is sent.
 export const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
@@ -53,6 +54,11 @@ export async function call(method, path, { query, body } = {}) {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     parsed = { message: `The API answered ${response.status} with a body that is not JSON.` };
+  }
+  if (response.status === 401) {
+    // The token is gone or was never good: back to sign-in, saying why.
+    session.signOut();
+    window.dispatchEvent(new CustomEvent(SIGNED_OUT, { detail: parsed?.message ?? null }));
   }
   if (!response.ok) throw new ApiError(response.status, parsed, requestId);
   return { body: parsed, headers: response.headers, requestId };

@@ -1,7 +1,7 @@
 // The console's entry point: sign-in, the views and the hash routes between them.
 // A route carries only what a view shows (#/hypotheses?project=...); never the token.
 
-import { session } from "./api.js";
+import { SIGNED_OUT, session } from "./api.js";
 import { h, problem, replace } from "./dom.js";
 import * as calibration from "./calibration.js";
 import * as evaluations from "./evaluations.js";
@@ -25,7 +25,7 @@ function go(name, params) {
   else window.location.hash = next;
 }
 
-function signInForm(main) {
+function signInForm(main, refused = null) {
   const input = h("input", {
     id: "token",
     name: "token",
@@ -38,6 +38,14 @@ function signInForm(main) {
     "form",
     { class: "sign-in", "aria-labelledby": "sign-in-title" },
     h("h1", { id: "sign-in-title" }, "Sign in"),
+    refused
+      ? h(
+          "p",
+          { class: "problem signed-out", role: "alert" },
+          h("strong", {}, "Signed out: "),
+          `the API refused the token (${refused}). Sign in again.`,
+        )
+      : null,
     h(
       "p",
       {},
@@ -84,9 +92,13 @@ async function show() {
   try {
     await VIEWS[name].render(main, params, (changed) => go(name, changed));
   } catch (error) {
-    main.append(problem(error));
+    if (error.status !== 401) main.append(problem(error));
   }
 }
 
+window.addEventListener(SIGNED_OUT, (event) => {
+  sessionBar();
+  signInForm(document.getElementById("view"), event.detail ?? "401");
+});
 window.addEventListener("hashchange", show);
 show();

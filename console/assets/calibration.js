@@ -2,7 +2,7 @@
 // reported for them, drawn as bars with the counts behind each band.
 
 import { TENANT_ID, get } from "./api.js";
-import { field, h, input, loading, problem, queryForm, replace, s } from "./dom.js";
+import { field, h, idInput, input, loading, problem, queryForm, replace, s, when } from "./dom.js";
 
 const WIDTH = 560;
 const HEIGHT = 260;
@@ -12,7 +12,7 @@ export async function render(main, params, navigate) {
   const form = queryForm(
     "Which hypotheses",
     [
-      field("Project", input("project", params.project, { required: true, pattern: TENANT_ID })),
+      field("Project", idInput("project", params.project, { required: true, pattern: TENANT_ID })),
       field("Agent", input("agenteAlvo", params.agenteAlvo), "Empty: every agent of the project."),
       field("From", input("from", params.from, { type: "date" }), "Empty: 90 days before To."),
       field("To", input("to", params.to, { type: "date" }), "Empty: now."),
@@ -44,8 +44,19 @@ function instant(day) {
   return day ? `${day}T00:00:00Z` : undefined;
 }
 
+// Below this many decisions a band's share says more about chance than about calibration.
+export const MIN_DECIDED = 5;
+
 const bandName = (band) => `${band.fromPercent}–${band.toPercent}%`;
-const percent = (rate) => (rate === null ? "no decision" : `${Math.round(rate * 100)}% accepted`);
+const decidedIn = (band) => band.accepted + band.dismissed;
+const enough = (band) => decidedIn(band) >= MIN_DECIDED;
+
+function share(band) {
+  const decided = decidedIn(band);
+  if (decided === 0) return "no decision";
+  const accepted = `${Math.round(band.acceptedRate * 100)}% accepted`;
+  return enough(band) ? accepted : `too few decisions (${decided}) to tell; ${accepted} so far`;
+}
 
 function chart(calibration) {
   const inner = { width: WIDTH - PAD.left - PAD.right, height: HEIGHT - PAD.top - PAD.bottom };
@@ -61,8 +72,11 @@ function chart(calibration) {
   ]);
   const bars = calibration.bands.map((band, index) => {
     const x = PAD.left + index * slot + slot * 0.15;
-    const rate = band.acceptedRate ?? 0;
-    const decided = band.accepted + band.dismissed;
+    const decided = decidedIn(band);
+    const rate = enough(band) ? band.acceptedRate : 0;
+    let state = "enough";
+    if (decided === 0) state = "empty";
+    else if (!enough(band)) state = "insufficient";
     return s(
       "g",
       {
@@ -72,34 +86,56 @@ function chart(calibration) {
         "data-dismissed": band.dismissed,
         "data-proposed": band.proposed,
         "data-hypotheses": band.hypotheses,
+        "data-state": state,
       },
       s(
         "title",
         {},
         `${bandName(band)}: ${band.accepted} of ${decided} decided accepted, ${band.proposed} still proposed`,
       ),
-      s("rect", {
-        x,
-        y: y(rate),
-        width: slot * 0.7,
-        height: inner.height * rate,
-        class: band.acceptedRate === null ? "bar empty" : "bar",
-      }),
+      state === "insufficient"
+        ? s("rect", {
+            x,
+            y: PAD.top,
+            width: slot * 0.7,
+            height: inner.height,
+            class: "bar insufficient",
+          })
+        : s("rect", {
+            x,
+            y: y(rate),
+            width: slot * 0.7,
+            height: inner.height * rate,
+            class: state === "empty" ? "bar empty" : "bar",
+          }),
       s(
         "text",
-        { x: x + slot * 0.35, y: y(rate) - 4, "text-anchor": "middle", class: "value" },
-        band.acceptedRate === null ? "–" : `${band.accepted}/${decided}`,
+        {
+          x: x + slot * 0.35,
+          y: state === "insufficient" ? PAD.top + inner.height / 2 : y(rate) - 4,
+          "text-anchor": "middle",
+          class: "value",
+        },
+        { empty: "–", insufficient: "too few", enough: `${band.accepted}/${decided}` }[state],
       ),
       s(
         "text",
         { x: x + slot * 0.35, y: HEIGHT - PAD.bottom + 16, "text-anchor": "middle", class: "tick" },
         bandName(band),
       ),
+      s(
+        "text",
+        {
+          x: x + slot * 0.35,
+          y: HEIGHT - PAD.bottom + 30,
+          "text-anchor": "middle",
+          class: "tick count",
+        },
+        `${decided} decided`,
+      ),
     );
   });
-  const label = calibration.bands
-    .map((band) => `${bandName(band)}: ${percent(band.acceptedRate)}`)
-    .join("; ");
+  const label = calibration.bands.map((band) => `${bandName(band)}: ${share(band)}`).join("; ");
   return h(
     "figure",
     { class: "calibration" },
@@ -121,7 +157,10 @@ function chart(calibration) {
     h(
       "figcaption",
       {},
-      `Share of decided hypotheses that were accepted, per band of the model's confidence · ${calibration.agenteAlvo ?? "all agents"} · ${calibration.from} to ${calibration.to}`,
+      `Share of decided hypotheses that were accepted, per band of the model's confidence; a band with fewer than ${MIN_DECIDED} decisions is drawn as too few to tell · ${calibration.agenteAlvo ?? "all agents"} · `,
+      when(calibration.from),
+      " to ",
+      when(calibration.to),
     ),
   );
 }
@@ -153,7 +192,7 @@ function table(calibration) {
           [band.hypotheses, band.accepted, band.dismissed, band.proposed].map((count) =>
             h("td", {}, count),
           ),
-          h("td", {}, percent(band.acceptedRate)),
+          h("td", {}, share(band)),
         ),
       ),
     ),

@@ -59,7 +59,8 @@ export function when(iso) {
 }
 
 export function json(value) {
-  return h("pre", { class: "json" }, JSON.stringify(value, null, 2));
+  // Focusable, so that a keyboard can scroll a long one.
+  return h("pre", { class: "json", tabindex: 0 }, JSON.stringify(value, null, 2));
 }
 
 export function disclosure(summary, ...content) {
@@ -117,6 +118,20 @@ export function queryForm(label, fields, navigate, submit = "Show") {
 
 export function input(name, value, attributes = {}) {
   return h("input", { name, value: value ?? "", autocomplete: "off", ...attributes });
+}
+
+// An id field wide enough for the whole id (a UUID is 36 characters), in a fixed-width font.
+export function idInput(name, value, attributes = {}) {
+  return input(name, value, { class: "id", spellcheck: "false", ...attributes });
+}
+
+// A provider's raw text: JSON indented for reading, anything else (or a cut text) as it is.
+export function rawText(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 export function select(name, value, options) {

@@ -6,22 +6,25 @@ import {
   dl,
   field,
   h,
+  idInput,
   input,
   json,
   loading,
   more,
   problem,
   queryForm,
+  rawText,
   replace,
   when,
 } from "./dom.js";
+import { madeBy } from "./provenance.js";
 
 export async function render(main, params, navigate) {
   const form = queryForm(
     "Which agent",
     [
-      field("Org", input("org", params.org, { required: true, pattern: TENANT_ID })),
-      field("Agent", input("agent", params.agent, { required: true, pattern: UUID })),
+      field("Org", idInput("org", params.org, { required: true, pattern: TENANT_ID })),
+      field("Agent", idInput("agent", params.agent, { required: true, pattern: UUID })),
     ],
     navigate,
   );
@@ -44,8 +47,13 @@ export async function render(main, params, navigate) {
   ]);
 }
 
+const TARGET_KEYS = ["runtime", "model", "effort", "permissionMode", "fastMode"];
+
+// The whole target: the keys every target has, in their usual order, then any others.
 function targetText(target) {
-  return ["runtime", "model", "effort", "permissionMode"]
+  const keys = [...TARGET_KEYS, ...Object.keys(target).filter((key) => !TARGET_KEYS.includes(key))];
+  return keys
+    .filter((key) => key in target)
     .map((key) => `${key} ${target[key]}`)
     .join(" · ");
 }
@@ -111,10 +119,15 @@ async function showOne(detail, path) {
   }
 }
 
+// A raw provider text, indented for reading; the exact bytes are the API's `text`.
 function raw(label, clipped) {
   return disclosure(
     `${label}${clipped.truncated ? " (truncated)" : ""}`,
-    h("pre", { class: "raw" }, clipped.text),
+    h(
+      "pre",
+      { class: "raw", tabindex: 0 },
+      clipped.truncated ? clipped.text : rawText(clipped.text),
+    ),
   );
 }
 
@@ -148,7 +161,8 @@ function stepView(step, link, evaluation) {
       ["Answer", result ? answerText(result.answer) : "—"],
       ["Status", result?.status],
       ["Rule that held", held ? conditionText(step.condition) : "none"],
-      ["Model", `${step.model} (${step.providerId})`],
+      ["Requested model", `${step.model} (${step.providerId})`],
+      ["Answered by", result ? madeBy(step.model, result.model) : "—"],
       [
         "Usage",
         result ? `${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : "—",
@@ -175,7 +189,7 @@ function evaluationView(evaluation) {
       ["Reason", evaluation.reason],
       ["Target chosen", targetText(evaluation.target)],
       ["Requested model", evaluation.requestedModel],
-      ["Actual model", evaluation.actualModel ?? "unknown"],
+      ["Answered by", madeBy(evaluation.requestedModel, evaluation.actualModel)],
       ["Latency", `${Math.round(evaluation.latencyMs)} ms`],
       ["Usage", `${evaluation.usage.inputTokens} in / ${evaluation.usage.outputTokens} out tokens`],
       ["Session", evaluation.sessionId],
@@ -195,8 +209,13 @@ function evaluationView(evaluation) {
             evaluation.steps.map((step) => stepView(step, links.get(step.stepId), evaluation)),
           ),
           disclosure("Session input", json(evaluation.input)),
-          raw("Raw request of the deciding step", evaluation.rawRequest),
-          raw("Raw response of the deciding step", evaluation.rawResponse),
+          // The deciding step's raw texts are shown under that step; alone only without steps.
+          evaluation.steps.length
+            ? null
+            : [
+                raw("Raw request of the deciding step", evaluation.rawRequest),
+                raw("Raw response of the deciding step", evaluation.rawResponse),
+              ],
         ],
   );
 }

@@ -1,11 +1,13 @@
 // Psychologist: hypotheses beside the events they cite, and the decisions on them.
 
 import { TENANT_ID, get, post } from "./api.js";
+import { madeBy } from "./provenance.js";
 import {
   disclosure,
   dl,
   field,
   h,
+  idInput,
   input,
   json,
   loading,
@@ -29,10 +31,10 @@ export async function render(main, params, navigate) {
   const form = queryForm(
     "Which hypotheses",
     [
-      field("Project", input("project", params.project, { required: true, pattern: TENANT_ID })),
+      field("Project", idInput("project", params.project, { required: true, pattern: TENANT_ID })),
       field("Status", select("status", params.status, STATUSES)),
       field("Agent", input("agenteAlvo", params.agenteAlvo)),
-      field("Session", input("sessionId", params.sessionId)),
+      field("Session", idInput("sessionId", params.sessionId)),
       field("Per page", input("limit", params.limit || "20", { type: "number", min: 1, max: 200 })),
     ],
     navigate,
@@ -72,7 +74,11 @@ async function showPage(results, params, pageToken) {
   const decide = access.body.operations.find(
     (op) => op.method === "POST" && op.path.endsWith("/decision"),
   );
-  const events = await citedEvents(params.project, page.body);
+  const [events, models, latest] = await Promise.all([
+    citedEvents(params.project, page.body),
+    modelsOf(params.project, page.body),
+    latestDecisions(params.project, page.body),
+  ]);
   const target =
     list ??
     replace(
@@ -87,7 +93,9 @@ async function showPage(results, params, pageToken) {
       h(
         "li",
         {},
-        card(params, hypothesis, events, decide, () => showPage(results, params)),
+        card(params, hypothesis, { events, models, latest }, decide, () =>
+          showPage(results, params),
+        ),
       ),
     );
   }
@@ -135,7 +143,41 @@ async function citedEvents(project, hypotheses) {
   return events;
 }
 
-function card(params, hypothesis, events, decide, reload) {
+// The model behind each hypothesis, from the analysis that proposed it: one read per
+// analysis on the page. An analysis record is kept 24 hours; after that the model is unknown.
+async function modelsOf(project, hypotheses) {
+  const ids = [...new Set(hypotheses.map((hypothesis) => hypothesis.analysisId))];
+  const reads = ids.map((id) =>
+    get(projectPath(project, `/analyses/${encodeURIComponent(id)}`)).then(
+      (reply) => [id, { calls: reply.body.calls }],
+      (error) => [id, { error }],
+    ),
+  );
+  return new Map(await Promise.all(reads));
+}
+
+function provenance(found) {
+  if (!found || found.error?.status === 404)
+    return "not kept: the analysis that proposed it is kept 24 hours";
+  if (found.error) return problem(found.error);
+  const versions = [...new Set(found.calls.map((call) => call.modelVersion).filter(Boolean))];
+  if (versions.length === 0) return madeBy(null, null);
+  return versions.map((version, index) => [index ? ", " : "", madeBy(version, version)]);
+}
+
+// The reason of each decided hypothesis's latest decision: one history read per decided card.
+async function latestDecisions(project, hypotheses) {
+  const decided = hypotheses.filter((hypothesis) => hypothesis.status !== "proposed");
+  const reads = decided.map((hypothesis) =>
+    get(projectPath(project, `/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`)).then(
+      (reply) => [hypothesis.id, { decision: reply.body.decisions[0] }],
+      (error) => [hypothesis.id, { error }],
+    ),
+  );
+  return new Map(await Promise.all(reads));
+}
+
+function card(params, hypothesis, { events, models, latest }, decide, reload) {
   const cited = hypothesis.evidenceEventIds.map((id) =>
     citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)),
   );
@@ -161,14 +203,16 @@ function card(params, hypothesis, events, decide, reload) {
       h(
         "h2",
         {},
-        hypothesis.agenteAlvo,
+        hypothesis.hipotese,
         " ",
         h("span", { class: `badge ${hypothesis.status}` }, hypothesis.status),
       ),
       h(
         "p",
         { class: "meta" },
-        `Confidence ${hypothesis.confiancaPercent}% · session ${hypothesis.sessionId} · `,
+        `Agent ${hypothesis.agenteAlvo} · confidence ${hypothesis.confiancaPercent}% (the model's own) · session `,
+        h("code", {}, hypothesis.sessionId),
+        " · ",
         when(hypothesis.createdAt),
       ),
     ),
@@ -180,15 +224,8 @@ function card(params, hypothesis, events, decide, reload) {
         { class: "claim", "aria-label": "What the model concluded" },
         dl([
           ["Observation", hypothesis.observacao],
-          ["Hypothesis", hypothesis.hipotese],
           ["Suggested change", hypothesis.sugestao],
-          ["Confidence", `${hypothesis.confiancaPercent}%`],
-          [
-            "Decided",
-            hypothesis.decidedBy
-              ? [hypothesis.decidedBy.userId, " · ", when(hypothesis.decidedAt)]
-              : "not yet",
-          ],
+          ["Proposed by", provenance(models.get(hypothesis.analysisId))],
         ]),
         termination,
       ),
@@ -199,6 +236,7 @@ function card(params, hypothesis, events, decide, reload) {
         h("ol", { class: "events" }, cited),
       ),
     ),
+    decided(hypothesis, latest.get(hypothesis.id)),
     decision(params, hypothesis, decide, reload),
     history(params, hypothesis),
   );
@@ -239,6 +277,28 @@ function citedEvent(id, found) {
   );
 }
 
+const VERB = { accepted: "Accepted", dismissed: "Dismissed" };
+
+// A decided hypothesis says what was decided, by whom, when and why, in the card itself.
+function decided(hypothesis, found) {
+  if (hypothesis.status === "proposed") return null;
+  const reason = found?.decision?.reason;
+  return h(
+    "section",
+    { class: `decided ${hypothesis.status}`, "aria-label": "Decision" },
+    h(
+      "p",
+      {},
+      h("strong", {}, VERB[hypothesis.status] ?? hypothesis.status),
+      ` by ${hypothesis.decidedBy?.userId ?? "unknown"} · `,
+      when(hypothesis.decidedAt),
+    ),
+    found?.error
+      ? problem(found.error)
+      : h("p", { class: "reason" }, reason ? h("q", {}, reason) : "No reason was given."),
+  );
+}
+
 function decision(params, hypothesis, decide, reload) {
   if (!decide?.allowed) {
     return h(
@@ -247,6 +307,28 @@ function decision(params, hypothesis, decide, reload) {
       `You cannot decide on this hypothesis. ${decide?.reason ?? "The API offers no decision."}`,
     );
   }
+  if (hypothesis.status === "proposed") return decideForm(params, hypothesis, reload);
+  // Changing a decision is one step further away: the form appears only once asked for.
+  const change = h(
+    "button",
+    { type: "button", class: "secondary change", "aria-expanded": "false" },
+    "Change the decision",
+  );
+  const holder = h("div", { class: "change-decision" }, change);
+  change.addEventListener("click", () => {
+    const keep = h("button", { type: "button", class: "secondary" }, "Keep the decision");
+    const form = decideForm(params, hypothesis, reload, keep);
+    keep.addEventListener("click", () => {
+      replace(holder, change);
+      change.focus();
+    });
+    replace(holder, form);
+    form.querySelector("textarea").focus();
+  });
+  return holder;
+}
+
+function decideForm(params, hypothesis, reload, keep = null) {
   const reason = h("textarea", {
     name: "reason",
     id: `reason-${hypothesis.id}`,
@@ -254,17 +336,31 @@ function decision(params, hypothesis, decide, reload) {
     rows: 2,
   });
   const outcome = h("div", { class: "outcome", "aria-live": "polite" });
+  const changing = keep !== null;
+  const choices = [
+    ["accepted", changing ? "Accept instead" : "Accept"],
+    ["dismissed", changing ? "Dismiss instead" : "Dismiss"],
+  ].filter(([status]) => status !== hypothesis.status);
   const form = h(
     "form",
     { class: "decide", "aria-label": `Decide on hypothesis ${hypothesis.id}` },
+    changing
+      ? h(
+          "p",
+          { class: "confirm", role: "status" },
+          `This hypothesis is ${hypothesis.status}. A new decision replaces it; the earlier one stays in the history.`,
+        )
+      : null,
     h("div", { class: "field" }, h("label", { for: reason.id }, "Reason (optional)"), reason),
-    h("button", { type: "submit", name: "status", value: "accepted" }, "Accept"),
-    " ",
-    h(
-      "button",
-      { type: "submit", name: "status", value: "dismissed", class: "secondary" },
-      "Dismiss",
-    ),
+    choices.map(([status, label], index) => [
+      index ? " " : "",
+      h(
+        "button",
+        { type: "submit", name: "status", value: status, class: index ? "secondary" : null },
+        label,
+      ),
+    ]),
+    keep ? [" ", keep] : null,
     outcome,
   );
   form.addEventListener("submit", async (event) => {

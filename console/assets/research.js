@@ -2,7 +2,8 @@
 // cites, as that evidence read at the cited revision.
 
 import { UUID, post } from "./api.js";
-import { dl, field, h, input, loading, problem, queryForm, replace, when } from "./dom.js";
+import { dl, field, h, idInput, loading, problem, queryForm, replace, when } from "./dom.js";
+import { isLocal, madeBy } from "./provenance.js";
 
 const WHY_NOT_CURRENT = {
   source_unavailable: "an evidence item it cites was removed since",
@@ -14,12 +15,12 @@ export async function render(main, params, navigate) {
   const form = queryForm(
     "Which run",
     [
-      field("Workspace", input("workspace", params.workspace, { required: true, pattern: UUID })),
+      field("Workspace", idInput("workspace", params.workspace, { required: true, pattern: UUID })),
       field(
         "Conversation",
-        input("conversation", params.conversation, { required: true, pattern: UUID }),
+        idInput("conversation", params.conversation, { required: true, pattern: UUID }),
       ),
-      field("Run", input("run", params.run, { required: true, pattern: UUID })),
+      field("Run", idInput("run", params.run, { required: true, pattern: UUID })),
     ],
     navigate,
   );
@@ -42,7 +43,7 @@ async function showRun(results, params) {
     replace(
       results,
       runSummary(status),
-      answer ? answerView(status.message, answer, evidence) : null,
+      answer ? answerView(status.message, answer, evidence, status.run) : null,
     );
     // A pending run is read again until it settles, while this view is still shown.
     if (PENDING.has(status.run.status))
@@ -78,11 +79,10 @@ function runSummary(status) {
       ["Created", when(run.created_at)],
       ["Kept until", when(run.expires_at)],
       ["Failure", run.failure_code],
-      [
-        "Model",
-        run.model_id ? `${run.model_id} (${run.model_version ?? "version unknown"})` : null,
-      ],
-      ["Processor", availability.processor],
+      ["Model", run.model_id ? madeBy(run.model_id, run.model_version) : null],
+      // The contract names the processor the API is built for; beside a local answer it
+      // would say Google Gemini made what it did not.
+      ["Processor", isLocal(run.model_version) ? undefined : availability.processor],
     ]),
   );
 }
@@ -166,7 +166,7 @@ function statementOf(title, item, evidence) {
   );
 }
 
-function answerView(message, answer, evidence) {
+function answerView(message, answer, evidence, run) {
   return h(
     "section",
     { class: "answer side-by-side-list" },
@@ -208,7 +208,9 @@ function answerView(message, answer, evidence) {
     h(
       "p",
       { class: "meta" },
-      `Method ${answer.method_version}`,
+      "Answered by ",
+      madeBy(run.model_id, run.model_version),
+      ` · method ${answer.method_version}`,
       answer.quantitative_claims ? " · makes quantitative claims" : "",
     ),
   );

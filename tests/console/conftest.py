@@ -90,8 +90,13 @@ class Console:
         self.page.goto(f"{self.url}/#/{route}?{query}")
 
     def snapshot(self, name: str) -> None:
-        """A screenshot of the whole page now, beside the one taken when the test ends."""
+        """A screenshot of the whole page now, beside the one taken when the test ends;
+        also into the folder CONSOLE_SCREENSHOTS names, when it is set (the README's
+        pictures: `CONSOLE_SCREENSHOTS=docs/screenshots pytest tests/console`)."""
         self.page.screenshot(path=str(self.folder / f"{name}.png"), full_page=True)
+        published = os.environ.get("CONSOLE_SCREENSHOTS")
+        if published:
+            self.page.screenshot(path=str(Path(published) / f"{name}.png"), full_page=True)
 
     def accessibility_violations(self) -> list[tuple[str, str, list[str]]]:
         """What axe-core finds wrong on the page now, by WCAG 2.x A and AA rules and best
@@ -121,5 +126,5 @@ def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Conso
     try:
         yield opened
     finally:
-        opened.snapshot("console")
+        page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
         context.close()

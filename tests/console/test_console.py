@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 from typing import Any
@@ -11,6 +12,7 @@ import requests
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, expect
 
+from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
 from functions.psychologist import store
 from shared.clients import db
@@ -59,7 +61,11 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     console.show("hypotheses", project=psy.project)
     card = console.page.locator("article.hypothesis")
     expect(card).to_have_count(1)
+    expect(card.locator("h2")).to_have_text(
+        "The instructions don't say when to consider the task done. proposed"
+    )
     expect(card.locator("dd").first).to_have_text("The agent reopened the same task three times.")
+    expect(card.locator(".provenance")).to_have_text("gemini-3.8-flash-001")
     termination = card.locator(".termination")
     expect(termination.locator("p")).to_have_text("Stopped after a long tool call.")
     expect(termination.locator("dd")).to_have_text(["closed_abnormally", "crash"])
@@ -70,6 +76,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
         expect(events.nth(index)).to_contain_text("task.reopened by dev-api")
     expect(events.nth(2)).to_have_class("event missing")
     expect(events.nth(2)).to_contain_text(f"{expired} — missing or expired")
+    console.snapshot("hypotheses")
     assert console.messages == []
     assert console.accessibility_violations() == []
 
@@ -98,12 +105,35 @@ def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
     console.show("hypotheses", project=psy.project, status="accepted")
     accepted = console.page.locator(f'article.hypothesis[data-id="{chosen}"]')
     expect(accepted).to_have_attribute("data-status", "accepted")
+    decided = accepted.locator("section.decided")
+    expect(decided).to_contain_text("Accepted by ada · ")
+    expect(decided.locator("q")).to_have_text("Seen in three sessions.")
+    expect(accepted.get_by_role("button", name=re.compile("Accept|Dismiss"))).to_have_count(0)
     accepted.locator("details.history summary").click()
     expect(accepted.locator("ol.decisions li")).to_have_text(
         [_starts_with("proposed → accepted by ada")]
     )
     expect(accepted.locator("ol.decisions q")).to_have_text("Seen in three sessions.")
+    console.snapshot("hypothesis-decided")
     assert console.accessibility_violations() == []
+
+    accepted.get_by_role("button", name="Change the decision").click()
+    expect(accepted.locator(".confirm")).to_have_text(
+        "This hypothesis is accepted. A new decision replaces it; the earlier one stays "
+        "in the history."
+    )
+    expect(accepted.get_by_role("button", name="Accept instead")).to_have_count(0)
+    accepted.get_by_role("button", name="Keep the decision").click()
+    expect(accepted.locator("form.decide")).to_have_count(0)
+    accepted.get_by_role("button", name="Change the decision").click()
+    accepted.get_by_label("Reason (optional)").fill("Did not hold up.")
+    accepted.get_by_role("button", name="Dismiss instead").click()
+    expect(accepted).to_have_count(0)
+    history = psy.api.call("GET", psy.path(f"/hypotheses/{chosen}/decisions"), token=psy.viewer)
+    assert [(d["previousStatus"], d["status"]) for d in history.json()["decisions"]] == [
+        ("accepted", "dismissed"),
+        ("proposed", "accepted"),
+    ]
 
 
 def _starts_with(text: str) -> re.Pattern[str]:
@@ -157,11 +187,14 @@ def test_the_console_is_sent_with_a_policy_that_forbids_inline_script_and_eval(
 def test_api_errors_are_shown_with_their_message_and_request_id(
     psy: Psychologist, console: Console
 ) -> None:
+    elsewhere = "PROJECT-OF-SOMEONE-ELSE"
+    refused = psy.api.call("GET", f"/projects/{elsewhere}/hypotheses", token=psy.viewer)
+    assert refused.status_code == 403
     console.open()
-    console.sign_in("evd_not-a-real-token")
-    console.show("hypotheses", project=psy.project)
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=elsewhere)
     problem = console.page.locator(".problem")
-    expect(problem).to_contain_text("Error 401 The token is invalid, expired or revoked.")
+    expect(problem).to_contain_text(f"Error 403 {refused.json()['message']}")
     request_id = problem.get_attribute("data-request-id")
     assert request_id
     expect(problem.locator(".request-id code")).to_have_text(request_id)
@@ -199,17 +232,24 @@ def test_the_hypotheses_view_is_usable_with_the_keyboard_alone(
     expect(console.page.locator("article.hypothesis")).to_have_attribute("data-status", "accepted")
 
 
-def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
-    research: Research, console: Console
+def shown_answer(
+    research: Research, console: Console, cited: list[tuple[str, int]], **reply: Any
 ) -> None:
-    cited = list(research.evidence.items())[:2]
-    research.world.gemini.answer_json(research.answer("Onboarding is slow.", cite=cited))
+    """Gemini's answer citing `cited`, settled, shown to the viewer in the research view."""
+    research.world.gemini.answer_json(research.answer("Onboarding is slow.", cite=cited), **reply)
     run_id = research.ask().json()["run"]["id"]
     assert research.settled(run_id)["run"]["status"] == "completed"
     console.open()
     console.sign_in(research.viewer)
     route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
     console.show("research", **route)
+
+
+def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
+    research: Research, console: Console
+) -> None:
+    cited = list(research.evidence.items())[:2]
+    shown_answer(research, console, cited)
     answer = console.page.locator("article.statement").first
     expect(answer.locator(".claim p").first).to_have_text("Onboarding is slow.")
     quotes = answer.locator("figure.citation")
@@ -220,7 +260,15 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
     expect(quotes.locator("blockquote")).to_have_text(
         ["Onboarding took me two days.", "The setup wizard is confusing."]
     )
-    console.snapshot("answered")
+    run = console.page.locator("section.run")
+    expect(run.locator(".provenance")).to_have_text(
+        "gemini-3.8-flash (version gemini-3.8-flash-001)"
+    )
+    expect(run).to_contain_text("ProcessorGoogle Gemini")
+    expect(console.page.locator("section.answer .meta")).to_contain_text(
+        "Answered by gemini-3.8-flash (version gemini-3.8-flash-001)"
+    )
+    console.snapshot("research")
     assert console.accessibility_violations() == []
     removed = research.api.post(
         "/research-api/evidence/remove", research.body(evidence_ids=[cited[0][0]]), research.member
@@ -231,6 +279,47 @@ def test_a_research_answer_shows_the_cited_text_until_its_source_is_removed(
     expect(notice).to_have_attribute("data-reason", "source_unavailable")
     expect(notice).to_contain_text("No longer current: an evidence item it cites was removed")
     expect(console.page.locator("article.statement")).to_have_count(0)
+
+
+def test_an_answer_of_the_local_development_model_says_so_and_never_names_gemini(
+    research: Research, console: Console
+) -> None:
+    cited = list(research.evidence.items())[:1]
+    shown_answer(research, console, cited, model_version=local_model.MODEL_VERSION)
+    made_up = "Made up by the local development model (evidencia-local), not by Gemini"
+    expect(console.page.locator("section.run .provenance.local")).to_have_text(made_up)
+    expect(console.page.locator("section.answer .meta .provenance")).to_have_text(made_up)
+    expect(console.page.locator("main")).not_to_contain_text("Google Gemini")
+    assert console.accessibility_violations() == []
+
+
+def test_id_fields_show_the_whole_id(research: Research, console: Console) -> None:
+    console.open()
+    console.sign_in(research.viewer)
+    route = {"workspace": research.workspace, "conversation": research.conversation}
+    console.show("research", **route, run=research.workspace)
+    for name in ("workspace", "conversation", "run"):
+        field = console.page.locator(f'input[name="{name}"]')
+        expect(field).to_have_value(research.workspace if name == "run" else route[name])
+        width = field.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
+        assert width[0] <= width[1], (name, width)
+
+
+def test_a_refused_token_returns_to_sign_in_with_the_reason(
+    psy: Psychologist, console: Console
+) -> None:
+    console.open()
+    console.sign_in("not-a-token")
+    console.show("hypotheses", project=psy.project)
+    refused = console.page.locator(".signed-out")
+    expect(refused).to_contain_text("Signed out: the API refused the token (")
+    expect(console.page.get_by_label("Bearer token")).to_be_visible()
+    expect(console.page.get_by_role("button", name="Sign out")).to_have_count(0)
+    assert console.page.evaluate("sessionStorage.length") == 0
+    console.sign_in(psy.viewer)
+    expect(console.page.locator("h1")).to_have_text("Hypotheses")
+    expect(refused).to_have_count(0)
+    assert console.accessibility_violations() == []
 
 
 def test_a_pending_run_is_shown_as_such_until_it_completes(
@@ -289,35 +378,50 @@ def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
     expect(steps.nth(0)).to_contain_text("false (probability 0.9)")
     expect(steps.nth(1)).to_have_class("step held")
     expect(steps.nth(1)).to_contain_text("large ≥ 0.6")
-    expect(steps.nth(1)).to_contain_text("Chose runtime container")
+    expect(steps.nth(1)).to_contain_text(
+        "Chose runtime container · model gemini-2.5-flash · effort medium · "
+        "permissionMode plan · fastMode true"
+    )
+    expect(steps.nth(1).locator(".provenance")).to_have_text(
+        "gemini-3.8-flash (version gemini-3.8-flash-001)"
+    )
+    expect(evaluation.locator("details", has_text="Raw response")).to_have_count(2)
     raw = steps.nth(1).locator("details", has_text="Raw response")
     raw.locator("summary").click()
-    expect(raw.locator("pre")).to_have_text(frozen["steps"][1]["rawResponse"]["text"])
+    sent = frozen["steps"][1]["rawResponse"]["text"]
+    indented = json.dumps(json.loads(sent), indent=2, ensure_ascii=False)
+    expect(raw.locator("pre")).to_have_text(indented)
+    console.snapshot("evaluation")
     assert console.accessibility_violations() == []
 
 
-DECIDED = {
-    10: "dismissed",
-    25: "accepted",
-    30: "dismissed",
-    35: None,
-    85: "accepted",
-    95: "accepted",
-}
+DECIDED = [
+    (10, "dismissed"),
+    (25, "accepted"),
+    (30, "dismissed"),
+    (35, None),
+    (82, "accepted"),
+    (85, "accepted"),
+    (88, "dismissed"),
+    (90, "accepted"),
+    (95, "accepted"),
+]
 
 
-def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
+def test_the_calibration_chart_shows_each_band_s_counts_and_too_few_decisions_as_such(
     psy: Psychologist, console: Console
 ) -> None:
     """Hypotheses across the confidence bands, some accepted, some dismissed, one left
-    proposed: the chart's bands carry exactly the counts the calibration endpoint serves."""
+    proposed: the chart's bands carry exactly the counts the calibration endpoint serves,
+    and only a band of five decisions or more is drawn as a share."""
     reopened = reopening(psy)
     proposals = [
         hypothesis("dev-api", reopened, confiancaPercent=confidence, observacao=f"At {confidence}.")
-        for confidence in DECIDED
+        for confidence, _ in DECIDED
     ]
+    decisions = dict(DECIDED)
     for item in analysed(psy, *proposals):
-        status = DECIDED[int(item["confiancaPercent"])]
+        status = decisions[int(item["confiancaPercent"])]
         if status is not None:
             path = psy.path(f"/hypotheses/{item['id']}/decision")
             assert psy.api.post(path, {"status": status}, psy.admin).status_code == 200
@@ -327,7 +431,7 @@ def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
         (1, 1, 1),
         (0, 0, 0),
         (0, 0, 0),
-        (2, 0, 0),
+        (4, 1, 0),
     ]
     console.open()
     console.sign_in(psy.viewer)
@@ -339,10 +443,27 @@ def test_the_calibration_chart_shows_the_counts_the_endpoint_returns(
         {name: bands.nth(i).get_attribute(f"data-{name}") for name in counted} for i in range(5)
     ]
     assert shown == [{name: str(band[name]) for name in counted} for band in served["bands"]]
-    heights = [float(bands.nth(i).locator("rect").get_attribute("height") or 0) for i in range(5)]
-    assert heights[4] == 2 * heights[1] > heights[0] == 0
+    states = [bands.nth(i).get_attribute("data-state") for i in range(5)]
+    assert states == ["insufficient", "insufficient", "empty", "empty", "enough"]
+    expect(bands.locator("text.count")).to_have_text(
+        ["1 decided", "2 decided", "0 decided", "0 decided", "5 decided"]
+    )
+    expect(bands.nth(1).locator("rect")).to_have_class("bar insufficient")
+    expect(bands.nth(1).locator("text.value")).to_have_text("too few")
+    full = float(bands.nth(1).locator("rect").get_attribute("height") or 0)
+    height = float(bands.nth(4).locator("rect").get_attribute("height") or 0)
+    assert height == pytest.approx(0.8 * full)
+    expect(bands.nth(4).locator("text.value")).to_have_text("4/5")
     rows = console.page.locator("table.counts tbody tr")
-    expect(rows.nth(1).locator("td")).to_have_text(["3", "1", "1", "1", "50% accepted"])
+    expect(rows.nth(1).locator("td")).to_have_text(
+        ["3", "1", "1", "1", "too few decisions (2) to tell; 50% accepted so far"]
+    )
+    expect(rows.nth(4).locator("td").last).to_have_text("80% accepted")
+    caption = console.page.locator("figure.calibration figcaption")
+    expect(caption.locator("time")).to_have_count(2)
+    in_locale = "(el) => el.textContent === new Date(el.dateTime).toLocaleString()"
+    assert [time.evaluate(in_locale) for time in caption.locator("time").all()] == [True, True]
+    expect(caption).not_to_contain_text(re.compile(r"\d{4}-\d\d-\d\dT"))
     assert console.accessibility_violations() == []
 
 
