@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 
@@ -180,15 +181,23 @@ def _throughput_lines(throughput: dict[str, Any]) -> list[str]:
     return lines
 
 
+SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
+    (("warm_latency", "round_trips", "job_costs"), _warm_lines),
+    (("throughput",), lambda results: _throughput_lines(results["throughput"])),
+    (("cold_start",), lambda results: _cold_lines(results["cold_start"])),
+    (("mcp",), lambda results: _mcp_lines(results["mcp"])),
+    (("growth", "pipeline", "warm_latency"), _growth_lines),
+    (("tokens",), lambda results: _token_lines(results["tokens"])),
+    (("bursts",), lambda results: _burst_lines(results["bursts"])),
+)
+"""Each table and the results it is made of: a run of some sections (`--only`) into a new
+results file prints the tables it has."""
+
+
 def table(results: dict[str, Any]) -> str:
     return "\n".join(
-        [
-            *_warm_lines(results),
-            *_throughput_lines(results["throughput"]),
-            *_cold_lines(results["cold_start"]),
-            *_mcp_lines(results["mcp"]),
-            *_growth_lines(results),
-            *_token_lines(results["tokens"]),
-            *_burst_lines(results["bursts"]),
-        ]
+        line
+        for sections, lines in SECTION_LINES
+        if all(section in results for section in sections)
+        for line in lines(results)
     )
