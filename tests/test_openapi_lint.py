@@ -1,0 +1,55 @@
+"""Redocly's linter, pinned like Prettier, reads the published OpenAPI document with its
+recommended rules and finds no error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shared.validation import SCHEMAS_DIR
+
+REDOCLY = "@redocly/cli@2.77.0"
+
+
+def _npx() -> str:
+    found = shutil.which("npx")
+    if found is None:
+        pytest.fail(
+            "Linting the OpenAPI document needs Node.js (npx): "
+            "'sudo apt-get install -y nodejs npm'",
+            pytrace=False,
+        )
+    return found
+
+
+def lint(document: Path) -> dict[str, object]:
+    linted = subprocess.run(
+        [_npx(), "--yes", REDOCLY, "lint", str(document), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert linted.stdout.strip(), linted.stderr
+    report: dict[str, object] = json.loads(linted.stdout)
+    return report
+
+
+def test_redocly_finds_no_error_in_the_published_document() -> None:
+    report = lint(SCHEMAS_DIR / "openapi.json")
+    errors = [p for p in report["problems"] if p["severity"] == "error"]  # type: ignore[attr-defined]
+    assert errors == []
+    assert report["totals"]["errors"] == 0  # type: ignore[index]
+
+
+def test_the_linter_reports_an_error_it_is_shown(tmp_path: Path) -> None:
+    """The check above can fail: the same document without its servers is an error."""
+    document = json.loads((SCHEMAS_DIR / "openapi.json").read_text(encoding="utf-8"))
+    del document["servers"]
+    broken = tmp_path / "openapi.json"
+    broken.write_text(json.dumps(document), encoding="utf-8")
+    assert lint(broken)["totals"]["errors"] > 0  # type: ignore[index]
