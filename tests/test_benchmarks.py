@@ -1,9 +1,13 @@
 """The bench's round-trip counter sees every call a Firestore client makes, and the
-documents each reads or writes."""
+documents each reads or writes; the bench prints the tables of the sections it measured."""
 
 from __future__ import annotations
 
+import json
+
 from benchmarks.counting import CallCounter
+from benchmarks.processes import ROOT
+from benchmarks.reporting import table
 from shared.clients import db
 
 
@@ -25,3 +29,13 @@ def test_the_counter_counts_the_documents_a_call_reads_and_writes(counter: CallC
     list(db().collection("bench").limit(5).stream())
     list(db().collection("bench").stream())
     assert (counter.writes, counter.reads) == (3, 2 + 5 + 1)
+
+
+def test_a_run_of_some_sections_prints_the_tables_it_has() -> None:
+    """`--only throughput` into a new results file prints its table, not a KeyError."""
+    recorded = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    printed = table({"throughput": recorded["throughput"]})
+    assert printed.splitlines()[0].startswith("Throughput of one instance")
+    assert "research_status" in printed
+    assert "Warm latency" not in printed
+    assert table(recorded).startswith("Warm latency")
