@@ -197,6 +197,8 @@ def _responses(operation: Operation, used: set[str]) -> dict[str, Any]:
 
 def _authority(entry: RestEntry, operation: Operation) -> str:
     access = entry.access
+    if access.tenant_kind is None:
+        return "Needs any valid token of a person; it names no tenant and needs no role."
     who = (
         f"a token with `{access.capability}` whose user holds at least the `{operation.role}` role"
     )
@@ -217,7 +219,7 @@ def _operation(entry: RestEntry, operation: Operation, used: set[str]) -> dict[s
         "x-evidencia-auth": {
             "capability": access.capability,
             "tenant": access.tenant_kind,
-            "role": operation.role,
+            "role": operation.role if access.tenant_kind else None,
             "sessionToken": operation.audience,
         },
         "parameters": _parameters(entry, operation) + headers,

@@ -15,11 +15,12 @@ from typing import Any, ClassVar, Literal
 
 @dataclass(frozen=True)
 class Access:
-    """Who may call an API's entry points: a token's capability, in one kind of tenant."""
+    """Who may call an API's entry points: a token's capability, in one kind of tenant;
+    all None for an operation about the token itself, which any person's token may call."""
 
-    capability: str
-    tenant_kind: str
-    tenant_param: str
+    capability: str | None
+    tenant_kind: str | None
+    tenant_param: str | None
     """Where the request names its tenant: a path parameter or a body field."""
 
 

@@ -314,6 +314,14 @@ def _checked_token(
     return data
 
 
+def check_credential_class(principal: Principal, classes: frozenset[CredentialClass]) -> None:
+    if principal.credential_class not in classes:
+        raise ApiError(
+            ErrorCode.FORBIDDEN,
+            f"A {principal.credential_class.value} token cannot call this operation.",
+        )
+
+
 def check_token_grants(
     principal: Principal,
     *,
@@ -322,11 +330,7 @@ def check_token_grants(
     classes: frozenset[CredentialClass],
 ) -> None:
     """What the token alone allows: its class, capability and selected tenants. No reads."""
-    if principal.credential_class not in classes:
-        raise ApiError(
-            ErrorCode.FORBIDDEN,
-            f"A {principal.credential_class.value} token cannot call this operation.",
-        )
+    check_credential_class(principal, classes)
     if capability not in principal.capabilities:
         raise ApiError(ErrorCode.FORBIDDEN, f"The token lacks the capability {capability}.")
     if principal.tenants is not None and tenant_id not in principal.tenants:

@@ -40,10 +40,11 @@ class Endpoint:
 
     method: str
     route: str
-    capability: str
+    capability: str | None
+    """None (with the tenant) for an operation about the token itself."""
     role: str
-    tenant_kind: str
-    tenant_param: str
+    tenant_kind: str | None
+    tenant_param: str | None
     body_schema: str | None = None
     params_schema: str | None = None
     classes: frozenset[auth.CredentialClass] = auth.USER_CLASSES
@@ -161,6 +162,9 @@ def default_authorizer(
     tenant_id: str,
     _params: JsonObject | None = None,
 ) -> None:
+    if endpoint.capability is None or endpoint.tenant_kind is None:
+        auth.check_credential_class(principal, endpoint.classes)
+        return
     auth.check_token_grants(
         principal, capability=endpoint.capability, tenant_id=tenant_id, classes=endpoint.classes
     )
@@ -194,8 +198,12 @@ def checked_call(
         validate(endpoint.body_schema, body)
     if endpoint.params_schema is not None:
         validate(endpoint.params_schema, params, "path and query parameters")
-    tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
-    principal = auth.authenticate(db(), token, (endpoint.tenant_kind, tenant_id))
+    if endpoint.tenant_kind is None or endpoint.tenant_param is None:
+        tenant_id, tenant = "", None
+    else:
+        tenant_id = str(params.get(endpoint.tenant_param) or body.get(endpoint.tenant_param))
+        tenant = (endpoint.tenant_kind, tenant_id)
+    principal = auth.authenticate(db(), token, tenant)
     authorizer(principal, endpoint, tenant_id, params)
     return Call(request_id, principal, body, params, headers or Headers())
 

@@ -54,6 +54,7 @@ def test_eight_requests_at_once_on_one_instance_answer_as_one_alone(
         "psychologist": world.user(project, "ana", "admin", capabilities=("agent:psychologist",)),
         "agentconnect": world.user(org, "ana", "admin", capabilities=("agent:connect",)),
     }
+    tokens["account"] = tokens["research"]
     path = path_for(entry.route, {"projectId": project, "orgId": org})
     body = {"workspace_id": workspace} if operation.method in ("POST", "PUT") else None
     client = function_client(entry.name)

@@ -8,10 +8,26 @@ export const SIGNED_OUT = "evidencia:signed-out";
 export const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 export const TENANT_ID = "(?!__.*__$)[A-Za-z0-9_\\-]{1,128}";
 
+const WHO_KEY = "evidencia.who";
+
 export const session = {
   token: () => sessionStorage.getItem(TOKEN_KEY),
-  signIn: (token) => sessionStorage.setItem(TOKEN_KEY, token.trim()),
-  signOut: () => sessionStorage.removeItem(TOKEN_KEY),
+  who: () => JSON.parse(sessionStorage.getItem(WHO_KEY) ?? "null"),
+  // The token is kept only once GET /v1/whoami has accepted it.
+  signIn: async (token) => {
+    sessionStorage.setItem(TOKEN_KEY, token.trim());
+    try {
+      const { body } = await get("/v1/whoami");
+      sessionStorage.setItem(WHO_KEY, JSON.stringify(body));
+    } catch (error) {
+      session.signOut();
+      throw error;
+    }
+  },
+  signOut: () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(WHO_KEY);
+  },
 };
 
 export class ApiError extends Error {

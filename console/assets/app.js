@@ -56,9 +56,18 @@ function signInForm(main, refused = null) {
     h("div", { class: "field" }, h("label", { for: "token" }, "Bearer token"), input),
     h("button", { type: "submit" }, "Sign in"),
   );
-  form.addEventListener("submit", (event) => {
+  const outcome = h("div", { class: "outcome", "aria-live": "polite" });
+  form.append(outcome);
+  form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    session.signIn(input.value);
+    try {
+      await session.signIn(input.value);
+    } catch (error) {
+      // A refused token (401) comes back to this form through SIGNED_OUT; any other
+      // refusal (a session token, an API out of reach) is said here.
+      if (error.status !== 401) replace(outcome, problem(error));
+      return;
+    }
     show();
   });
   replace(main, form);
@@ -73,7 +82,9 @@ function sessionBar() {
     session.signOut();
     show();
   });
-  replace(bar, h("span", { class: "signed-in" }, "Signed in"), " ", out);
+  const who = session.who();
+  const as = who ? ` as ${who.userId} (${who.credentialClass})` : "";
+  replace(bar, h("span", { class: "signed-in" }, `Signed in${as}`), " ", out);
 }
 
 function markCurrent(name) {

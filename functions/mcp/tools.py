@@ -305,5 +305,14 @@ TOOLS = (
         "An agent's frozen evaluations, newest first; pass nextPageToken back as pageToken.",
         read_only=True,
     ),
+    Tool(
+        "whoami",
+        "account_whoami",
+        "GET",
+        "functions.account.service:whoami",
+        "Who this token stands for: its user, credential class, capabilities and the "
+        "tenants it is limited to (null: every tenant its user is a member of).",
+        read_only=True,
+    ),
 )
 BY_TOOL = {tool.name: tool for tool in TOOLS}

@@ -82,8 +82,10 @@ class Console:
         self.page.goto(f"{self.url}/{route}")
 
     def sign_in(self, token: str) -> None:
+        """Sign in, and wait for the console's answer: signed in, or the form saying why not."""
         self.page.get_by_label("Bearer token").fill(token)
         self.page.get_by_role("button", name="Sign in").click()
+        self.page.locator("#session .signed-in, .sign-in [role=alert]").first.wait_for()
 
     def show(self, route: str, **params: str) -> None:
         query = "&".join(f"{name}={value}" for name, value in params.items())

@@ -15,6 +15,7 @@ from playwright.sync_api import Locator, expect
 from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
 from functions.psychologist import store
+from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
@@ -305,21 +306,39 @@ def test_id_fields_show_the_whole_id(research: Research, console: Console) -> No
         assert width[0] <= width[1], (name, width)
 
 
-def test_a_refused_token_returns_to_sign_in_with_the_reason(
+def test_sign_in_checks_the_token_and_names_who_it_stands_for(
     psy: Psychologist, console: Console
 ) -> None:
     console.open()
     console.sign_in("not-a-token")
-    console.show("hypotheses", project=psy.project)
     refused = console.page.locator(".signed-out")
     expect(refused).to_contain_text("Signed out: the API refused the token (")
-    expect(console.page.get_by_label("Bearer token")).to_be_visible()
     expect(console.page.get_by_role("button", name="Sign out")).to_have_count(0)
     assert console.page.evaluate("sessionStorage.length") == 0
-    console.sign_in(psy.viewer)
-    expect(console.page.locator("h1")).to_have_text("Hypotheses")
-    expect(refused).to_have_count(0)
     assert console.accessibility_violations() == []
+    psy.world.member(psy.project, "uma", "viewer")
+    token, _ = psy.world.token("uma", capabilities=("agent:psychologist",))
+    console.sign_in(token)
+    expect(console.page.locator("#session .signed-in")).to_have_text(
+        "Signed in as uma (personal_access_token)"
+    )
+    expect(refused).to_have_count(0)
+
+
+def test_a_token_refused_later_returns_to_sign_in_with_the_reason(
+    psy: Psychologist, console: Console
+) -> None:
+    psy.world.member(psy.project, "uma", "viewer")
+    token, token_id = psy.world.token("uma", capabilities=("agent:psychologist",))
+    console.open()
+    console.sign_in(token)
+    assert auth.revoke_token(db(), token_id)
+    console.show("hypotheses", project=psy.project)
+    expect(console.page.locator(".signed-out")).to_contain_text(
+        "Signed out: the API refused the token ("
+    )
+    expect(console.page.get_by_label("Bearer token")).to_be_visible()
+    assert console.page.evaluate("sessionStorage.length") == 0
 
 
 def test_a_pending_run_is_shown_as_such_until_it_completes(

@@ -1,0 +1,1 @@
+"""Operations about the caller's own token, in no tenant: who it stands for."""

@@ -1,0 +1,1 @@
+"""The account entry points: one thin module per registry entry."""
