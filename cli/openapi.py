@@ -72,6 +72,11 @@ REQUEST_HEADERS: dict[str, dict[str, Any]] = {
 }
 
 
+LICENSE = {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"}
+"""The project grants no license to its code or API: said so, as OpenAPI's `info` asks (an
+SPDX `LicenseRef-` names a license outside the SPDX list)."""
+
+
 def _component_name(schema_name: str) -> str:
     return schema_name.replace("/", ".")
 
@@ -259,6 +264,7 @@ def build() -> dict[str, Any]:
             "title": "Evidencia",
             "version": "1",
             "description": "Research with citations, the Psychologist and AgentConnect.",
+            "license": LICENSE,
         },
         "servers": SERVERS,
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",

@@ -1,5 +1,5 @@
 """Redocly's linter, pinned like Prettier, reads the published OpenAPI document with its
-recommended rules and finds no error."""
+recommended rules and finds no error and no warning."""
 
 from __future__ import annotations
 
@@ -39,11 +39,10 @@ def lint(document: Path) -> dict[str, object]:
     return report
 
 
-def test_redocly_finds_no_error_in_the_published_document() -> None:
+def test_redocly_finds_no_problem_in_the_published_document() -> None:
     report = lint(SCHEMAS_DIR / "openapi.json")
-    errors = [p for p in report["problems"] if p["severity"] == "error"]  # type: ignore[attr-defined]
-    assert errors == []
-    assert report["totals"]["errors"] == 0  # type: ignore[index]
+    assert report["problems"] == []
+    assert report["totals"] == {"errors": 0, "warnings": 0, "ignored": 0}
 
 
 def test_the_linter_reports_an_error_it_is_shown(tmp_path: Path) -> None:
