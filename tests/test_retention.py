@@ -50,6 +50,7 @@ NO_TEXT = {
     "tokens": "hashes, grants and expiries",
     "tenant_ids": "which kind holds an id",
     "sessions": "state, counts and times of a Psychologist session",
+    "outcomes": "how an analysed session ended, per agent: counts, ids and model versions",
     "agents": "the current selection version and sequence counter",
     "selections": "operator configuration, kept to audit what decided",
     "evaluations": "the frozen decision: target, outcome, usage (the title lives in details)",

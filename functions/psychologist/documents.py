@@ -167,6 +167,30 @@ class Analysis(TypedDict):
     hypothesis_ids: NotRequired[list[str]]
 
 
+class Outcome(TypedDict):
+    """`projects/{p}/outcomes/{session}-{agent hash}`: what one agent's part of an analysed
+    session came to, kept as long as hypotheses (the log is gone after a day), with no user
+    or model text: how the session ended and why, the agent's event count, its signals by
+    kind, the analysis and the hypotheses about the agent it produced."""
+
+    project_id: str
+    session_id: str
+    agent: str
+    ended_as: SessionState
+    cause: str | None
+    ended_at: datetime | None
+    event_count: int
+    signals: dict[str, int]
+    """How many signals of each kind (`task_reopened`, `tool_error_repeated`,
+    `last_events_before_abnormal_end`) the agent's events show."""
+    analysis_id: str
+    hypothesis_ids: list[str]
+    model_versions: list[str]
+    """The Gemini model versions that answered the analysis: the hypotheses' provenance."""
+    analysed_at: datetime
+    expires_at: datetime
+
+
 class TerminationFinding(TypedDict):
     analise: str
 

@@ -84,3 +84,17 @@ def find_signals(events: list[Event], session: Session) -> list[Signal]:
         [*reopened_tasks(events), *repeated_tool_errors(events)], key=lambda found: -found[0]
     )
     return [signal for _, signal in [*ending, *counted][:MAX_SIGNALS]]
+
+
+def signal_counts(events: list[Event], session: Session) -> dict[str, dict[str, int]]:
+    """{agent: {kind: how many signals of it}} over the whole log: unlike `find_signals`,
+    never cut to MAX_SIGNALS, since these counts are compared across sessions."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    every = [
+        *last_events_before_abnormal_end(events, session),
+        *reopened_tasks(events),
+        *repeated_tool_errors(events),
+    ]
+    for _, signal in every:
+        counts[signal["agent"]][signal["kind"]] += 1
+    return {agent: dict(kinds) for agent, kinds in counts.items()}

@@ -31,6 +31,7 @@ from functions.psychologist.documents import (
     HypothesisStatus,
     ModelCallRecord,
     ModelOutput,
+    Outcome,
     Rejected,
     Session,
     SessionState,
@@ -44,7 +45,7 @@ from functions.psychologist.prompts import (
     analysis_calls,
     combine_call,
 )
-from functions.psychologist.signals import find_signals
+from functions.psychologist.signals import find_signals, signal_counts
 from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
@@ -109,6 +110,9 @@ class AnalysisWork:
     """Why it failed, in words, for the log."""
     session: Session | None = None
     cited_events: dict[str, Event] = field(default_factory=dict)
+    agent_events: dict[str, int] = field(default_factory=dict)
+    """Each agent's event count in the log."""
+    agent_signals: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def usage(self) -> TokenUsage:
@@ -280,6 +284,9 @@ def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     outcome.session = session
     if session is not None:
         outcome.signals = find_signals(events, session)
+        outcome.agent_signals = signal_counts(events, session)
+        for event in events:
+            outcome.agent_events[event["agent"]] = outcome.agent_events.get(event["agent"], 0) + 1
     if session is None or not events:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
@@ -370,6 +377,33 @@ def _stored_hypothesis(
     }
 
 
+def session_outcomes(
+    analysis: Analysis, session: Session, outcome: AnalysisWork, stored: list[Hypothesis]
+) -> list[Outcome]:
+    """One outcome per agent of an ended session's log: what outlives the log for
+    measuring, later, whether an accepted suggestion changed how the agent's sessions go."""
+    now = utcnow()
+    versions = sorted({call["modelVersion"] for call in outcome.calls if call["modelVersion"]})
+    return [
+        {
+            "project_id": analysis["project_id"],
+            "session_id": analysis["session_id"],
+            "agent": agent,
+            "ended_as": session["state"],
+            "cause": session.get("cause"),
+            "ended_at": session.get("ended_at"),
+            "event_count": count,
+            "signals": outcome.agent_signals.get(agent, {}),
+            "analysis_id": analysis["id"],
+            "hypothesis_ids": [h["id"] for h in stored if h["agenteAlvo"] == agent],
+            "model_versions": versions,
+            "analysed_at": now,
+            "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
+        }
+        for agent, count in sorted(outcome.agent_events.items())
+    ]
+
+
 def copied_events(cited: list[Event]) -> list[Event]:
     """The cited events a hypothesis keeps, in order, whole while they fit in
     `COPIED_EVENT_BYTES`; past it without their `data`. An event's 8 KiB limit counts its
@@ -396,8 +430,14 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
         else []
     )
     usage: Changes = {"usage": outcome.usage}
+    ended = session is not None and session["state"] != SessionState.OPEN
+    outcomes = session_outcomes(analysis, session, outcome, stored) if ended and session else []
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
+        for each in outcomes:
+            transaction.set(
+                store.outcome_ref(project_id, each["session_id"], each["agent"]), fields(each)
+            )
         common: Changes = {
             **usage,
             "signals": outcome.signals,

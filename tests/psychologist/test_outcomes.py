@@ -1,0 +1,111 @@
+"""Every ended session the Psychologist analyses leaves, per agent, an outcome record that
+outlives the log: how it ended, counts by signal kind, the analysis and its hypotheses,
+and no user or model text."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from functions.psychologist import store
+from shared.clients import db
+from shared.config import settings
+from shared.retention import utcnow
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+
+SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
+FIELDS = {
+    "project_id",
+    "session_id",
+    "agent",
+    "ended_as",
+    "cause",
+    "ended_at",
+    "event_count",
+    "signals",
+    "analysis_id",
+    "hypothesis_ids",
+    "model_versions",
+    "analysed_at",
+    "expires_at",
+}
+
+
+def outcomes(psy: Psychologist) -> dict[str, dict[str, Any]]:
+    found = db().collection(f"projects/{psy.project}/outcomes").stream()
+    return {snapshot.get("agent"): snapshot.to_dict() or {} for snapshot in found}
+
+
+def two_agents_log() -> tuple[Log, list[str]]:
+    log = Log()
+    log.add("dev-api", "task.opened", task="T-1")
+    reopened = [log.add("dev-api", "task.reopened", task="T-1")["id"] for _ in range(3)]
+    log.add("reviewer", "tool.call", task="T-1", tool="pytest", note="SECRET TEXT")
+    return log, reopened
+
+
+def test_an_analysed_abnormal_end_leaves_one_outcome_per_agent_with_no_text(
+    psy: Psychologist,
+) -> None:
+    log, reopened = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    ended = psy.end(SESSION, "closed_abnormally", "crash").json()
+    analysis = psy.settled(ended["analysisId"])
+    assert analysis["status"] == "completed", analysis
+    found = outcomes(psy)
+    assert set(found) == {"dev-api", "reviewer"}
+    dev, reviewer = found["dev-api"], found["reviewer"]
+    assert set(dev) == FIELDS
+    assert dev["session_id"] == SESSION
+    assert (dev["ended_as"], dev["cause"]) == ("closed_abnormally", "crash")
+    assert dev["event_count"] == 4
+    assert reviewer["event_count"] == 1
+    assert dev["signals"] == {"task_reopened": 1, "last_events_before_abnormal_end": 1}
+    assert reviewer["signals"] == {"last_events_before_abnormal_end": 1}
+    assert dev["analysis_id"] == analysis["id"]
+    assert dev["hypothesis_ids"] == analysis["hypothesisIds"]
+    assert reviewer["hypothesis_ids"] == []
+    assert dev["model_versions"] == ["gemini-3.8-flash-001"]
+    retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
+    assert abs(dev["expires_at"] - (utcnow() + retention)) < timedelta(minutes=5)
+    assert "SECRET TEXT" not in repr(found)
+    assert "reopened" not in repr({k: v for k, v in dev.items() if k != "signals"})
+
+
+def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychologist) -> None:
+    log, reopened = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.world.gemini.fail(400)
+    first = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
+    assert first["status"] == "failed", first
+    assert outcomes(psy)["dev-api"]["analysis_id"] == first["id"]
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    again = psy.settled(psy.analyse(SESSION))
+    assert again["status"] == "completed", again
+    found = outcomes(psy)
+    assert len(found) == 2
+    assert found["dev-api"]["analysis_id"] == again["id"]
+    assert found["dev-api"]["hypothesis_ids"] == again["hypothesisIds"]
+    paths = {store.outcome_ref(psy.project, SESSION, agent).path for agent in found}
+    assert len(paths) == 2
+
+
+def test_a_failed_analysis_still_records_how_the_session_went(psy: Psychologist) -> None:
+    log, _ = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.world.gemini.fail(400)
+    analysis = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
+    assert analysis["status"] == "failed", analysis
+    dev = outcomes(psy)["dev-api"]
+    assert dev["signals"]["task_reopened"] == 1
+    assert dev["hypothesis_ids"] == []
+    assert dev["model_versions"] == []
+
+
+def test_an_open_session_analysed_by_hand_leaves_no_outcome(psy: Psychologist) -> None:
+    log, reopened = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    assert psy.settled(psy.analyse(SESSION))["status"] == "completed"
+    assert outcomes(psy) == {}
