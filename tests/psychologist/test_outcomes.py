@@ -73,13 +73,27 @@ def test_an_analysed_abnormal_end_leaves_one_outcome_per_agent_with_no_text(
     assert "reopened" not in repr({k: v for k, v in dev.items() if k != "signals"})
 
 
-def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychologist) -> None:
+def ended_with_gemini_failing(psy: Psychologist) -> tuple[dict[str, Any], list[str]]:
+    """The session ended abnormally and its analysis failed (Gemini answered 400)."""
     log, reopened = two_agents_log()
     assert psy.ingest(SESSION, log.events).status_code == 200
     psy.world.gemini.fail(400)
-    first = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
-    assert first["status"] == "failed", first
-    assert outcomes(psy)["dev-api"]["analysis_id"] == first["id"]
+    analysis = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
+    assert analysis["status"] == "failed", analysis
+    return analysis, reopened
+
+
+def test_a_failed_analysis_still_records_how_the_session_went(psy: Psychologist) -> None:
+    analysis, _ = ended_with_gemini_failing(psy)
+    dev = outcomes(psy)["dev-api"]
+    assert dev["analysis_id"] == analysis["id"]
+    assert dev["signals"]["task_reopened"] == 1
+    assert dev["hypothesis_ids"] == []
+    assert dev["model_versions"] == []
+
+
+def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychologist) -> None:
+    _, reopened = ended_with_gemini_failing(psy)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     again = psy.settled(psy.analyse(SESSION))
     assert again["status"] == "completed", again
@@ -89,18 +103,6 @@ def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychol
     assert found["dev-api"]["hypothesis_ids"] == again["hypothesisIds"]
     paths = {store.outcome_ref(psy.project, SESSION, agent).path for agent in found}
     assert len(paths) == 2
-
-
-def test_a_failed_analysis_still_records_how_the_session_went(psy: Psychologist) -> None:
-    log, _ = two_agents_log()
-    assert psy.ingest(SESSION, log.events).status_code == 200
-    psy.world.gemini.fail(400)
-    analysis = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
-    assert analysis["status"] == "failed", analysis
-    dev = outcomes(psy)["dev-api"]
-    assert dev["signals"]["task_reopened"] == 1
-    assert dev["hypothesis_ids"] == []
-    assert dev["model_versions"] == []
 
 
 def test_an_open_session_analysed_by_hand_leaves_no_outcome(psy: Psychologist) -> None:
