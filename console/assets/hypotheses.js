@@ -165,12 +165,17 @@ function provenance(found) {
   return versions.map((version, index) => [index ? ", " : "", madeBy(version, version)]);
 }
 
-// The reason of each decided hypothesis's latest decision: one history read per decided card.
+function decisionsPath(project, hypothesis) {
+  return projectPath(project, `/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`);
+}
+
+// Each decided hypothesis's decision history, for the latest decision's reason in its card
+// and for its "Decision history": one read per decided card.
 async function latestDecisions(project, hypotheses) {
   const decided = hypotheses.filter((hypothesis) => hypothesis.status !== "proposed");
   const reads = decided.map((hypothesis) =>
-    get(projectPath(project, `/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`)).then(
-      (reply) => [hypothesis.id, { decision: reply.body.decisions[0] }],
+    get(decisionsPath(project, hypothesis)).then(
+      (reply) => [hypothesis.id, { decisions: reply.body.decisions }],
       (error) => [hypothesis.id, { error }],
     ),
   );
@@ -238,7 +243,7 @@ function card(params, hypothesis, { events, models, latest }, decide, reload) {
     ),
     decided(hypothesis, latest.get(hypothesis.id)),
     decision(params, hypothesis, decide, reload),
-    history(params, hypothesis),
+    history(params, hypothesis, latest.get(hypothesis.id)?.decisions),
   );
 }
 
@@ -282,7 +287,7 @@ const VERB = { accepted: "Accepted", dismissed: "Dismissed" };
 // A decided hypothesis says what was decided, by whom, when and why, in the card itself.
 function decided(hypothesis, found) {
   if (hypothesis.status === "proposed") return null;
-  const reason = found?.decision?.reason;
+  const reason = found?.decisions?.[0]?.reason;
   return h(
     "section",
     { class: `decided ${hypothesis.status}`, "aria-label": "Decision" },
@@ -378,30 +383,32 @@ function decideForm(params, hypothesis, reload, keep = null) {
   return form;
 }
 
-function history(params, hypothesis) {
+function decisionRows(decisions) {
+  const rows = decisions.map((d) =>
+    h(
+      "li",
+      {},
+      `${d.previousStatus} → ${d.status} by ${d.decidedBy.userId} · `,
+      when(d.decidedAt),
+      d.reason ? h("q", {}, d.reason) : null,
+    ),
+  );
+  return rows.length ? h("ol", { class: "decisions" }, rows) : h("p", {}, "No decision yet.");
+}
+
+// The history read with the page when the card is decided, else read when opened.
+function history(params, hypothesis, known) {
   const body = h("div", { class: "history-body" });
   const details = disclosure("Decision history", body);
   details.classList.add("history");
   details.addEventListener("toggle", async () => {
     if (!details.open || body.dataset.loaded) return;
     body.dataset.loaded = "yes";
+    if (known) return replace(body, decisionRows(known));
     replace(body, loading("the decision history"));
     try {
-      const path = `/projects/${encodeURIComponent(params.project)}/hypotheses/${encodeURIComponent(hypothesis.id)}/decisions`;
-      const reply = await get(path);
-      const rows = reply.body.decisions.map((d) =>
-        h(
-          "li",
-          {},
-          `${d.previousStatus} → ${d.status} by ${d.decidedBy.userId} · `,
-          when(d.decidedAt),
-          d.reason ? h("q", {}, d.reason) : null,
-        ),
-      );
-      replace(
-        body,
-        rows.length ? h("ol", { class: "decisions" }, rows) : h("p", {}, "No decision yet."),
-      );
+      const reply = await get(decisionsPath(params.project, hypothesis));
+      replace(body, decisionRows(reply.body.decisions));
     } catch (error) {
       delete body.dataset.loaded;
       replace(body, problem(error));

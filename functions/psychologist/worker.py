@@ -9,6 +9,7 @@ analysis is still this worker's.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -285,8 +286,7 @@ def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     if session is not None:
         outcome.signals = find_signals(events, session)
         outcome.agent_signals = signal_counts(events, session)
-        for event in events:
-            outcome.agent_events[event["agent"]] = outcome.agent_events.get(event["agent"], 0) + 1
+        outcome.agent_events = Counter(event["agent"] for event in events)
     if session is None or not events:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
@@ -430,8 +430,11 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
         else []
     )
     usage: Changes = {"usage": outcome.usage}
-    ended = session is not None and session["state"] != SessionState.OPEN
-    outcomes = session_outcomes(analysis, session, outcome, stored) if ended and session else []
+    outcomes = (
+        session_outcomes(analysis, session, outcome, stored)
+        if session is not None and session["state"] != SessionState.OPEN
+        else []
+    )
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         for each in outcomes:
