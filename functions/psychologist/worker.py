@@ -111,7 +111,7 @@ class AnalysisWork:
     """Why it failed, in words, for the log."""
     session: Session | None = None
     cited_events: dict[str, Event] = field(default_factory=dict)
-    agent_events: dict[str, int] = field(default_factory=dict)
+    agent_events: Counter[str] = field(default_factory=Counter)
     """Each agent's event count in the log."""
     agent_signals: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -377,6 +377,12 @@ def _stored_hypothesis(
     }
 
 
+OUTCOME_AGENTS = 100
+"""At most this many agents of a session get an outcome, those with the most events: the
+records are written in the analysis's settling transaction, and a log may name thousands
+of agents (one event each), which would push that commit past Firestore's 10 MiB."""
+
+
 def session_outcomes(
     analysis: Analysis, session: Session, outcome: AnalysisWork, stored: list[Hypothesis]
 ) -> list[Outcome]:
@@ -400,7 +406,7 @@ def session_outcomes(
             "analysed_at": now,
             "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
         }
-        for agent, count in sorted(outcome.agent_events.items())
+        for agent, count in outcome.agent_events.most_common(OUTCOME_AGENTS)
     ]
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from functions.psychologist import store
+from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
 from shared.config import settings
 from shared.retention import utcnow
@@ -111,3 +112,20 @@ def test_an_open_session_analysed_by_hand_leaves_no_outcome(psy: Psychologist) -
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     assert psy.settled(psy.analyse(SESSION))["status"] == "completed"
     assert outcomes(psy) == {}
+
+
+def test_a_log_of_many_agents_records_the_busiest_hundred(psy: Psychologist) -> None:
+    """A log may name thousands of agents; their outcomes share the analysis's settling
+    commit, so only the OUTCOME_AGENTS with the most events get one."""
+    log = Log()
+    for _ in range(3):
+        log.add("busy", "tool.call", tool="pytest")
+    for index in range(OUTCOME_AGENTS + 20):
+        log.add(f"agent-{index:03}", "tool.call", tool="pytest")
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.world.gemini.answer_json({"hypotheses": []})
+    analysis = psy.settled(psy.end(SESSION, "closed_abnormally", "crash").json()["analysisId"])
+    assert analysis["status"] == "completed", analysis
+    found = outcomes(psy)
+    assert len(found) == OUTCOME_AGENTS
+    assert found["busy"]["event_count"] == 3
