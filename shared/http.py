@@ -205,7 +205,7 @@ def checked_call(
         tenant = (endpoint.tenant_kind, tenant_id)
     principal = auth.authenticate(db(), token, tenant)
     authorizer(principal, endpoint, tenant_id, params)
-    return Call(request_id, principal, body, params, headers or Headers())
+    return Call(request_id, principal, body, params, headers if headers is not None else Headers())
 
 
 def _json_response(body: Any, status: int, headers: dict[str, str]) -> flask.Response:
@@ -316,7 +316,7 @@ def log_request(
         "requestMethod": request.method,
         "requestUrl": request.url,
         "status": status,
-        "userAgent": request.user_agent.string,
+        "userAgent": request.headers.get("User-Agent", ""),
     }
     if started is not None:
         http_request["latency"] = f"{time.perf_counter() - started:.6f}s"

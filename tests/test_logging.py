@@ -36,7 +36,10 @@ def test_a_request_line_is_as_loud_as_its_outcome_and_names_the_full_url(
     )
     assert (listed.status_code, refused.status_code) == (200, 200)
     missing = api.call(
-        "GET", f"/projects/{project}/analyses/01JC4Z8QK3M7YV2N5T9B0PXHRA", token=viewer
+        "GET",
+        f"/projects/{project}/analyses/01JC4Z8QK3M7YV2N5T9B0PXHRA",
+        token=viewer,
+        headers={"User-Agent": "evidencia-tests/1.0"},
     )
     assert missing.status_code == 404
     lines = [line for line in logged(capsys) if "httpRequest" in line]
@@ -46,6 +49,7 @@ def test_a_request_line_is_as_loud_as_its_outcome_and_names_the_full_url(
         f"/projects/{project}/hypotheses?limit=5"
     )
     assert by_status[404]["severity"] == "WARNING"
+    assert by_status[404]["httpRequest"]["userAgent"] == "evidencia-tests/1.0"
     traced = [line for line in lines if "logging.googleapis.com/trace" in line]
     assert [line["logging.googleapis.com/spanId"] for line in traced] == ["0000000000000001"]
     assert all(line[LABELS]["request_id"] for line in lines)
