@@ -41,6 +41,15 @@ class AnalysisFailure(StrEnum):
     """The project spent its Gemini token budget (`PSYCHOLOGIST_PROJECT_TOKEN_BUDGET`)."""
 
 
+class AnalysisTrigger(StrEnum):
+    MANUAL = "manual"
+    """A member asked for it."""
+    ABNORMAL_END = "abnormal_end"
+    """The session ended abnormally."""
+    SESSION_END = "session_end"
+    """The session ended normally: its signals and outcomes are counted, no model is asked."""
+
+
 class SessionState(StrEnum):
     OPEN = "open"
     CLOSED = "closed"
@@ -145,7 +154,7 @@ class Analysis(TypedDict):
     status: AnalysisStatus
     failure_code: str | None
     failure_detail: NotRequired[str | None]
-    trigger: str
+    trigger: AnalysisTrigger
     requested_by: str | None
     created_at: datetime
     expires_at: datetime
@@ -168,7 +177,7 @@ class Analysis(TypedDict):
 
 
 class Outcome(TypedDict):
-    """`projects/{p}/outcomes/{session}-{agent hash}`: what one agent's part of an analysed
+    """`projects/{p}/outcomes/{session}-{agent hash}`: what one agent's part of an ended
     session came to, kept as long as hypotheses (the log is gone after a day), with no user
     or model text: how the session ended and why, the agent's event count, its signals by
     kind, the analysis and the hypotheses about the agent it produced."""
@@ -183,10 +192,17 @@ class Outcome(TypedDict):
     signals: dict[str, int]
     """How many signals of each kind (`task_reopened`, `tool_error_repeated`,
     `last_events_before_abnormal_end`) the agent's events show."""
+    abnormal_end: int
+    """1 when the session ended abnormally, else 0: a number, so that one aggregation
+    query sums it beside the signals."""
     analysis_id: str
-    hypothesis_ids: list[str]
-    model_versions: list[str]
-    """The Gemini model versions that answered the analysis: the hypotheses' provenance."""
+    """The latest analysis of the session."""
+    hypothesis_ids: NotRequired[list[str]]
+    """The hypotheses about the agent that any analysis of the session produced (absent
+    while there are none)."""
+    model_versions: NotRequired[list[str]]
+    """The Gemini model versions that answered those analyses: the hypotheses' provenance
+    (absent while no model answered)."""
     analysed_at: datetime
     expires_at: datetime
 

@@ -18,6 +18,7 @@ from functions.psychologist.documents import (
     Analysis,
     AnalysisFailure,
     AnalysisStatus,
+    AnalysisTrigger,
     Event,
     EventChunk,
     Hypothesis,
@@ -211,7 +212,7 @@ def heartbeat_interval() -> timedelta:
 
 
 def _new_analysis(
-    project_id: str, session_id: str, trigger: str, requested_by: str | None
+    project_id: str, session_id: str, trigger: AnalysisTrigger, requested_by: str | None
 ) -> tuple[str, Analysis]:
     analysis_id = new_ulid()
     now = utcnow()
@@ -243,17 +244,19 @@ def close_session(
     cause: str | None,
     current: Session,
 ) -> Session:
-    """End an open session; an abnormal end queues its analysis in the same transaction."""
+    """End an open session and, in the same transaction, queue its analysis: an abnormal
+    end's asks Gemini; a normal end's only counts the log's signals into the session's
+    outcomes, which the effect of an accepted suggestion compares."""
     changes: Changes = {
         "state": state,
         "cause": cause,
-        "ended_at": utcnow(),
-        "analysis_id": None,
     }
-    if state == SessionState.CLOSED_ABNORMALLY:
-        analysis_id, analysis = _new_analysis(project_id, session_id, "abnormal_end", None)
-        transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
-        changes["analysis_id"] = analysis_id
+    abnormal = state == SessionState.CLOSED_ABNORMALLY
+    trigger = AnalysisTrigger.ABNORMAL_END if abnormal else AnalysisTrigger.SESSION_END
+    analysis_id, analysis = _new_analysis(project_id, session_id, trigger, None)
+    transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
+    changes["analysis_id"] = analysis_id
+    if abnormal:
         last: LastAnalysis = {"id": analysis_id, "event_count": current["event_count"]}
         changes["last_analysis"] = last
     transaction.update(store.session_ref(project_id, session_id), changes)
@@ -351,7 +354,9 @@ def create_analysis(call: Call) -> Reply:
         standing = _standing_analysis(project_id, session)
         if standing is not None:
             return standing
-        _, analysis = _new_analysis(project_id, session_id, "manual", call.principal.user_id)
+        _, analysis = _new_analysis(
+            project_id, session_id, AnalysisTrigger.MANUAL, call.principal.user_id
+        )
         if spend.used(snapshots) >= settings().psychologist_project_token_budget:
             spent = jobs.failure_changes(AnalysisFailure.BUDGET_EXHAUSTED)
             analysis = as_stored({**analysis, **spent}, Analysis)

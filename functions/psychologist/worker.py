@@ -25,6 +25,7 @@ from functions.psychologist.documents import (
     Analysis,
     AnalysisFailure,
     AnalysisStatus,
+    AnalysisTrigger,
     Event,
     EventChunk,
     Finding,
@@ -279,20 +280,26 @@ def _checked(
 
 def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
     """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
-    above all) is still there to settle with."""
+    above all) is still there to settle with. A normal end's analysis stops at the counts."""
     session, events = load_log(as_stored(claimed.job, Analysis))
     outcome.event_count = len(events)
     outcome.session = session
-    if session is not None:
-        outcome.signals = find_signals(events, session)
-        outcome.agent_signals = signal_counts(events, session)
-        outcome.agent_events = Counter(event["agent"] for event in events)
     if session is None or not events:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
-    outcome.failure = _refusal(claimed.job["project_id"])
-    if outcome.failure:
+    outcome.signals = find_signals(events, session)
+    outcome.agent_signals = signal_counts(events, session)
+    outcome.agent_events = Counter(event["agent"] for event in events)
+    if claimed.job["trigger"] == AnalysisTrigger.SESSION_END:
         return outcome
+    outcome.failure = _refusal(claimed.job["project_id"])
+    return outcome if outcome.failure else _asked(claimed, outcome, session, events)
+
+
+def _asked(
+    claimed: Claim, outcome: AnalysisWork, session: Session, events: list[Event]
+) -> AnalysisWork:
+    """The model's hypotheses over the log, checked against it."""
     facts = SessionFacts(
         agent_by_event={event["id"]: event["agent"] for event in events},
         agents=frozenset(event["agent"] for event in events),
@@ -390,6 +397,7 @@ def session_outcomes(
     measuring, later, whether an accepted suggestion changed how the agent's sessions go."""
     now = utcnow()
     versions = sorted({call["modelVersion"] for call in outcome.calls if call["modelVersion"]})
+    abnormal = session["state"] == SessionState.CLOSED_ABNORMALLY
     return [
         {
             "project_id": analysis["project_id"],
@@ -400,6 +408,7 @@ def session_outcomes(
             "ended_at": session.get("ended_at"),
             "event_count": count,
             "signals": outcome.agent_signals.get(agent, {}),
+            "abnormal_end": int(abnormal),
             "analysis_id": analysis["id"],
             "hypothesis_ids": [h["id"] for h in stored if h["agenteAlvo"] == agent],
             "model_versions": versions,
@@ -408,6 +417,19 @@ def session_outcomes(
         }
         for agent, count in outcome.agent_events.most_common(OUTCOME_AGENTS)
     ]
+
+
+def outcome_changes(outcome: Outcome) -> Changes:
+    """An outcome as merged into the record: each analysis of the session adds its
+    hypotheses and model versions to those of the analyses before it (a normal end's
+    count of the log and a member's analysis of it may settle in either order)."""
+    lists = ("hypothesis_ids", "model_versions")
+    changes: Changes = {key: value for key, value in fields(outcome).items() if key not in lists}
+    for key in lists:
+        added = outcome.get(key)
+        if added:
+            changes[key] = firestore.ArrayUnion(added)
+    return changes
 
 
 def copied_events(cited: list[Event]) -> list[Event]:
@@ -445,7 +467,9 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         for each in outcomes:
             transaction.set(
-                store.outcome_ref(project_id, each["session_id"], each["agent"]), fields(each)
+                store.outcome_ref(project_id, each["session_id"], each["agent"]),
+                outcome_changes(each),
+                merge=True,
             )
         common: Changes = {
             **usage,

@@ -106,13 +106,18 @@ def test_a_duplicated_delivery_runs_the_analysis_once(psy: Psychologist) -> None
     assert len(psy.hypotheses().json()) == 1
 
 
-def test_a_normal_end_queues_no_analysis_and_an_abnormal_end_does(psy: Psychologist) -> None:
+def test_a_normal_end_counts_its_log_without_gemini_and_an_abnormal_end_asks_it(
+    psy: Psychologist,
+) -> None:
     log, _ = reopening_log()
     psy.ingest(SESSION, log.events)
     ended = psy.end(SESSION, "closed")
     assert ended.status_code == 200
     assert issues_for("psychologist/session", ended.json()) == []
-    assert ended.json()["analysisId"] is None
+    counted = psy.settled(ended.json()["analysisId"])
+    assert (counted["trigger"], counted["status"]) == ("session_end", "completed")
+    assert [signal["kind"] for signal in counted["signals"]] == ["task_reopened"]
+    assert (counted["hypothesisIds"], psy.world.gemini.requests) == ([], [])
     assert psy.end(SESSION, "closed").status_code == 409
 
     other = "01JC4Z8QK3M7YV2N5T9B0PXHRB"

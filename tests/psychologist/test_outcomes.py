@@ -1,6 +1,6 @@
-"""Every ended session the Psychologist analyses leaves, per agent, an outcome record that
-outlives the log: how it ended, counts by signal kind, the analysis and its hypotheses,
-and no user or model text."""
+"""Every ended session leaves, per agent, an outcome record that outlives the log: how it
+ended, counts by signal kind, the analyses and their hypotheses, and no user or model text.
+A normal end counts them without asking Gemini."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ FIELDS = {
     "ended_at",
     "event_count",
     "signals",
+    "abnormal_end",
     "analysis_id",
     "hypothesis_ids",
     "model_versions",
@@ -64,9 +65,10 @@ def test_an_analysed_abnormal_end_leaves_one_outcome_per_agent_with_no_text(
     assert reviewer["event_count"] == 1
     assert dev["signals"] == {"task_reopened": 1, "last_events_before_abnormal_end": 1}
     assert reviewer["signals"] == {"last_events_before_abnormal_end": 1}
+    assert (dev["abnormal_end"], reviewer["abnormal_end"]) == (1, 1)
     assert dev["analysis_id"] == analysis["id"]
     assert dev["hypothesis_ids"] == analysis["hypothesisIds"]
-    assert reviewer["hypothesis_ids"] == []
+    assert set(reviewer) == FIELDS - {"hypothesis_ids"}
     assert dev["model_versions"] == ["gemini-3.8-flash-001"]
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
     assert abs(dev["expires_at"] - (utcnow() + retention)) < timedelta(minutes=5)
@@ -89,8 +91,8 @@ def test_a_failed_analysis_still_records_how_the_session_went(psy: Psychologist)
     dev = outcomes(psy)["dev-api"]
     assert dev["analysis_id"] == analysis["id"]
     assert dev["signals"]["task_reopened"] == 1
-    assert dev["hypothesis_ids"] == []
-    assert dev["model_versions"] == []
+    assert "hypothesis_ids" not in dev
+    assert "model_versions" not in dev
 
 
 def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychologist) -> None:
@@ -104,6 +106,36 @@ def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychol
     assert found["dev-api"]["hypothesis_ids"] == again["hypothesisIds"]
     paths = {store.outcome_ref(psy.project, SESSION, agent).path for agent in found}
     assert len(paths) == 2
+
+
+def test_a_normal_end_records_outcomes_without_asking_gemini(psy: Psychologist) -> None:
+    log, _ = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    counted = psy.settled(psy.end(SESSION, "closed").json()["analysisId"])
+    assert (counted["trigger"], counted["status"]) == ("session_end", "completed")
+    found = outcomes(psy)
+    dev = found["dev-api"]
+    assert set(dev) == FIELDS - {"hypothesis_ids", "model_versions"}
+    assert (dev["ended_as"], dev["abnormal_end"], dev["cause"]) == ("closed", 0, None)
+    assert dev["signals"] == {"task_reopened": 1}
+    assert found["reviewer"]["signals"] == {}
+    assert dev["analysis_id"] == counted["id"]
+    assert psy.world.gemini.requests == []
+
+
+def test_a_member_analysis_after_a_normal_end_adds_its_hypotheses_to_the_outcome(
+    psy: Psychologist,
+) -> None:
+    log, reopened = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.settled(psy.end(SESSION, "closed").json()["analysisId"])
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    asked = psy.settled(psy.analyse(SESSION))
+    assert asked["status"] == "completed", asked
+    dev = outcomes(psy)["dev-api"]
+    assert dev["hypothesis_ids"] == asked["hypothesisIds"]
+    assert dev["model_versions"] == ["gemini-3.8-flash-001"]
+    assert dev["signals"] == {"task_reopened": 1}
 
 
 def test_an_open_session_analysed_by_hand_leaves_no_outcome(psy: Psychologist) -> None:
