@@ -99,6 +99,7 @@ class Settings:
     psychologist_lease_seconds: int
     psychologist_hypothesis_retention_days: int
     psychologist_project_token_budget: int
+    psychologist_effect_window_days: int
     schedule_interval_s: float
     agentconnect_raw_text_limit: int
     agentconnect_details_retention_hours: int
@@ -167,6 +168,7 @@ def load_settings() -> Settings:
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
         psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
         psychologist_project_token_budget=_int("PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000),
+        psychologist_effect_window_days=max(_int("PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14), 1),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_bounded(
             "AGENTCONNECT_RAW_TEXT_LIMIT",

@@ -12,7 +12,9 @@ client's channel and checked against `firestore.indexes.json` by the documented 
   served by the automatic single-field indexes, which exist at collection scope only
   and not for a field whose `fieldOverrides` entry turns its indexes off;
 - anything else needs a composite index of the same collection group and scope whose
-  fields are the equality fields (in any order) followed by the completed order.
+  fields are the equality fields (in any order) followed by the completed order;
+- an `array-contains` or `array-contains-any` filter counts as an equality whose index
+  field is an array one (`arrayConfig: CONTAINS`) instead of an ordered one.
 
 Composite indexes that Firestore could merge (zig-zag) are not modelled, so the check can
 only ask for more indexes than production strictly needs, never fewer.
@@ -31,7 +33,8 @@ from google.cloud.firestore_v1.types import StructuredQuery
 
 INDEXES = Path(__file__).resolve().parent.parent / "firestore.indexes.json"
 Operator = StructuredQuery.FieldFilter.Operator
-EQUALITY = {Operator.EQUAL, Operator.IN}
+CONTAINS = {Operator.ARRAY_CONTAINS, Operator.ARRAY_CONTAINS_ANY}
+EQUALITY = {Operator.EQUAL, Operator.IN, *CONTAINS}
 INEQUALITY = {
     Operator.LESS_THAN,
     Operator.LESS_THAN_OR_EQUAL,
@@ -52,13 +55,16 @@ class Shape:
     equalities: frozenset[str]
     order: tuple[tuple[str, str], ...]
     """The completed order without the final `__name__`."""
+    contains: frozenset[str] = frozenset()
+    """The equality fields filtered by array membership."""
 
     def __str__(self) -> str:
         scope = "collection group" if self.group else "collection"
         order = ", ".join(f"{field} {direction}" for field, direction in self.order)
+        arrays = f" (array membership on {sorted(self.contains)})" if self.contains else ""
         return (
-            f"{scope} {self.collection}: equal on {sorted(self.equalities) or 'nothing'}, "
-            f"ordered by {order or 'nothing'}"
+            f"{scope} {self.collection}: equal on {sorted(self.equalities) or 'nothing'}"
+            f"{arrays}, ordered by {order or 'nothing'}"
         )
 
 
@@ -80,6 +86,7 @@ def shape_of(query: StructuredQuery) -> Shape:
     (source,) = query.from_
     filters = _filters(query.where)
     equalities = frozenset(f.field.field_path for f in filters if f.op in EQUALITY)
+    contains = frozenset(f.field.field_path for f in filters if f.op in CONTAINS)
     unknown = [f.op for f in filters if f.op not in EQUALITY | INEQUALITY]
     if unknown:
         raise ValueError(f"operators not checked: {unknown}")
@@ -91,7 +98,7 @@ def shape_of(query: StructuredQuery) -> Shape:
     )
     order += [(field, direction) for field in unordered]
     order = [(field, way) for field, way in order if field != NAME]
-    return Shape(source.collection_id, source.all_descendants, equalities, tuple(order))
+    return Shape(source.collection_id, source.all_descendants, equalities, tuple(order), contains)
 
 
 @dataclass(frozen=True)
@@ -130,9 +137,13 @@ def _serves(index: dict[str, Any], shape: Shape, scope: str) -> bool:
         return False
     fields = [(f["fieldPath"], f.get("order")) for f in index["fields"]]
     equal = len(shape.equalities)
-    return {field for field, _ in fields[:equal]} == shape.equalities and tuple(
-        fields[equal:]
-    ) == shape.order
+    arrays = {f["fieldPath"] for f in index["fields"] if f.get("arrayConfig") == "CONTAINS"}
+    prefix = {field for field, _ in fields[:equal]}
+    return (
+        prefix == shape.equalities
+        and prefix & arrays == shape.contains
+        and tuple(fields[equal:]) == shape.order
+    )
 
 
 class QueryRecorder(

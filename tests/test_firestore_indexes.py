@@ -104,3 +104,25 @@ def test_an_index_no_query_needs_is_named(emulator: object, tmp_path: Path) -> N
         "no query of the suite needs the index hypotheses "
         "[('status', 'ASCENDING'), ('createdAt', 'DESCENDING')]"
     ]
+
+
+def test_array_membership_is_served_only_by_an_array_field_of_the_index(
+    emulator: object, tmp_path: Path
+) -> None:
+    from shared.clients import db
+
+    query = (
+        db()
+        .collection("projects/p/outcomes")
+        .where(filter=FieldFilter("agent", "==", "a"))
+        .where(filter=FieldFilter("signal_kinds", "array_contains_any", ["task_reopened"]))
+        .where(filter=FieldFilter("ended_at", ">=", NOW))
+    )
+    ordered = index("outcomes", ("agent", "ASCENDING"), ("signal_kinds", "ASCENDING"))
+    ordered["fields"].append({"fieldPath": "ended_at", "order": "ASCENDING"})
+    array = json.loads(json.dumps(ordered))
+    array["fields"][1] = {"fieldPath": "signal_kinds", "arrayConfig": "CONTAINS"}
+    assert problems([query._to_protobuf()], indexes(tmp_path, ordered))[0].startswith(
+        "no index serves"
+    )
+    assert problems([query._to_protobuf()], indexes(tmp_path, array)) == []

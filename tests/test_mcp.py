@@ -249,6 +249,12 @@ def test_every_tool_answers_with_content_its_output_schema_admits(api: Api, worl
             {"projectId": project, "hypothesisId": session},
             "not_found",
         ),
+        (
+            vic,
+            "psychologist_effect_read",
+            {"projectId": project, "hypothesisId": session},
+            "not_found",
+        ),
     ]
     for token, name, arguments, code in refused:
         assert refused_with(call(api, token, name, arguments)) == code, name

@@ -275,6 +275,18 @@ TOOLS = (
         read_only=True,
     ),
     Tool(
+        "psychologist_effect_read",
+        "psychologist_hypothesis_effect",
+        "GET",
+        "functions.psychologist.effects:effect",
+        "For an accepted hypothesis: the agent's sessions in equal windows before and after "
+        "the decision, the rate per session of the signal kinds its cited events show and "
+        "of abnormal ends, the after/before rate ratio with a 95% interval, and a verdict "
+        "(improved, worse, no_clear_change, or too_few_sessions below 5 sessions a window). "
+        "An association over time, not proof. Answers 409 for a hypothesis not accepted.",
+        read_only=True,
+    ),
+    Tool(
         "psychologist_calibration",
         "psychologist_calibration",
         "GET",

@@ -192,9 +192,11 @@ class Outcome(TypedDict):
     signals: dict[str, int]
     """How many signals of each kind (`task_reopened`, `tool_error_repeated`,
     `last_events_before_abnormal_end`) the agent's events show."""
+    signal_kinds: list[str]
+    """The kinds the agent's signals are of: what an effect's count of the sessions that
+    show any cited kind filters on (`array-contains-any`)."""
     abnormal_end: int
-    """1 when the session ended abnormally, else 0: a number, so that one aggregation
-    query sums it beside the signals."""
+    """1 when the session ended abnormally, else 0."""
     analysis_id: str
     """The latest analysis of the session."""
     hypothesis_ids: NotRequired[list[str]]
@@ -265,6 +267,9 @@ class Hypothesis(HypothesisFields):
     updatedAt: datetime
     expires_at: datetime
     evidence_events: list[Event]
+    signal_kinds: NotRequired[list[str]]
+    """The kinds of signal (`signals.SIGNAL_KINDS`) its cited events stand behind: the
+    rates its effect compares before and after it was accepted."""
 
 
 class HypothesisDecision(TypedDict):

@@ -247,10 +247,7 @@ def close_session(
     """End an open session and, in the same transaction, queue its analysis: an abnormal
     end's asks Gemini; a normal end's only counts the log's signals into the session's
     outcomes, which the effect of an accepted suggestion compares."""
-    changes: Changes = {
-        "state": state,
-        "cause": cause,
-    }
+    changes: Changes = {"state": state, "cause": cause, "ended_at": utcnow()}
     abnormal = state == SessionState.CLOSED_ABNORMALLY
     trigger = AnalysisTrigger.ABNORMAL_END if abnormal else AnalysisTrigger.SESSION_END
     analysis_id, analysis = _new_analysis(project_id, session_id, trigger, None)

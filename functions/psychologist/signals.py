@@ -18,14 +18,16 @@ EVENT_IDS_SHOWN = 10
 signals, so they must stay small whatever the size of the log."""
 
 
-Counted = tuple[int, Signal]
-"""A signal and how many events stand behind it (it names at most EVENT_IDS_SHOWN)."""
+SIGNAL_KINDS = ("task_reopened", "tool_error_repeated", "last_events_before_abnormal_end")
+
+Counted = tuple[list[str], Signal]
+"""A signal and every event behind it (the signal itself names at most EVENT_IDS_SHOWN)."""
 
 
 def _signal(kind: str, agent: str, summary: str, event_ids: list[str]) -> Counted:
     half = EVENT_IDS_SHOWN // 2
     shown = event_ids if len(event_ids) <= EVENT_IDS_SHOWN else event_ids[:half] + event_ids[-half:]
-    return len(event_ids), {"kind": kind, "agent": agent, "summary": summary, "eventIds": shown}
+    return event_ids, {"kind": kind, "agent": agent, "summary": summary, "eventIds": shown}
 
 
 def reopened_tasks(events: list[Event]) -> list[Counted]:
@@ -81,20 +83,32 @@ def find_signals(events: list[Event], session: Session) -> list[Signal]:
     strongest signals, at most MAX_SIGNALS."""
     ending = last_events_before_abnormal_end(events, session)
     counted = sorted(
-        [*reopened_tasks(events), *repeated_tool_errors(events)], key=lambda found: -found[0]
+        [*reopened_tasks(events), *repeated_tool_errors(events)], key=lambda found: -len(found[0])
     )
     return [signal for _, signal in [*ending, *counted][:MAX_SIGNALS]]
 
 
-def signal_counts(events: list[Event], session: Session) -> dict[str, dict[str, int]]:
-    """{agent: {kind: how many signals of it}} over the whole log: unlike `find_signals`,
-    never cut to MAX_SIGNALS, since these counts are compared across sessions."""
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    every = [
+def every_signal(events: list[Event], session: Session) -> list[Counted]:
+    """Every signal of the log, never cut to MAX_SIGNALS: what is compared across sessions."""
+    return [
         *last_events_before_abnormal_end(events, session),
         *reopened_tasks(events),
         *repeated_tool_errors(events),
     ]
+
+
+def signal_counts(every: list[Counted]) -> dict[str, dict[str, int]]:
+    """{agent: {kind: how many signals of it}}."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for _, signal in every:
         counts[signal["agent"]][signal["kind"]] += 1
     return {agent: dict(kinds) for agent, kinds in counts.items()}
+
+
+def kinds_by_event(every: list[Counted]) -> dict[str, set[str]]:
+    """{event id: the kinds of the signals it stands behind}."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for event_ids, signal in every:
+        for event_id in event_ids:
+            kinds[event_id].add(signal["kind"])
+    return dict(kinds)

@@ -55,11 +55,15 @@ def hypotheses(project_id: str) -> firestore.CollectionReference:
     return collection(PROJECTS, project_id, "hypotheses")
 
 
+def outcomes(project_id: str) -> firestore.CollectionReference:
+    return collection(PROJECTS, project_id, "outcomes")
+
+
 def outcome_ref(project_id: str, session_id: str, agent: str) -> firestore.DocumentReference:
     """One agent's outcome of a session. Agent names are the client's strings: hashed,
     they make a valid, fixed-length key, and a session's outcomes stay side by side."""
     key = hashlib.sha256(agent.encode()).hexdigest()[:16]
-    return document(PROJECTS, project_id, "outcomes", f"{session_id}-{key}")
+    return outcomes(project_id).document(f"{session_id}-{key}")
 
 
 def spend(project_id: str) -> Spend:

@@ -47,7 +47,12 @@ from functions.psychologist.prompts import (
     analysis_calls,
     combine_call,
 )
-from functions.psychologist.signals import find_signals, signal_counts
+from functions.psychologist.signals import (
+    every_signal,
+    find_signals,
+    kinds_by_event,
+    signal_counts,
+)
 from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
@@ -115,6 +120,8 @@ class AnalysisWork:
     agent_events: Counter[str] = field(default_factory=Counter)
     """Each agent's event count in the log."""
     agent_signals: dict[str, dict[str, int]] = field(default_factory=dict)
+    signal_kinds: dict[str, set[str]] = field(default_factory=dict)
+    """The kinds of signal each event of a signal stands behind."""
 
     @property
     def usage(self) -> TokenUsage:
@@ -288,7 +295,9 @@ def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
         outcome.failure = AnalysisFailure.SESSION_EMPTY
         return outcome
     outcome.signals = find_signals(events, session)
-    outcome.agent_signals = signal_counts(events, session)
+    every = every_signal(events, session)
+    outcome.agent_signals = signal_counts(every)
+    outcome.signal_kinds = kinds_by_event(every)
     outcome.agent_events = Counter(event["agent"] for event in events)
     if claimed.job["trigger"] == AnalysisTrigger.SESSION_END:
         return outcome
@@ -347,12 +356,12 @@ def _refusal(project_id: str) -> str | None:
 
 
 def _stored_hypothesis(
-    analysis: Analysis,
-    session: Session,
-    hypothesis: Finding,
-    events: dict[str, Event],
+    analysis: Analysis, session: Session, hypothesis: Finding, outcome: AnalysisWork
 ) -> Hypothesis:
+    """The hypothesis as stored: the contract's fields, copies of its cited events, and
+    the kinds of signal those events stand behind (what its effect is measured on)."""
     now = utcnow()
+    events, kinds = outcome.cited_events, outcome.signal_kinds
     termination = hypothesis["terminationAnalysis"]
     return {
         "id": new_ulid(),
@@ -381,6 +390,13 @@ def _stored_hypothesis(
         "evidence_events": copied_events(
             [events[event_id] for event_id in hypothesis["evidenceEventIds"]]
         ),
+        "signal_kinds": sorted(
+            {
+                kind
+                for event_id in hypothesis["evidenceEventIds"]
+                for kind in kinds.get(event_id, ())
+            }
+        ),
     }
 
 
@@ -408,6 +424,7 @@ def session_outcomes(
             "ended_at": session.get("ended_at"),
             "event_count": count,
             "signals": outcome.agent_signals.get(agent, {}),
+            "signal_kinds": sorted(outcome.agent_signals.get(agent, {})),
             "abnormal_end": int(abnormal),
             "analysis_id": analysis["id"],
             "hypothesis_ids": [h["id"] for h in stored if h["agenteAlvo"] == agent],
@@ -453,7 +470,7 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
     analysis = as_stored(claimed.job, Analysis)
     project_id, session = analysis["project_id"], outcome.session
     stored = (
-        [_stored_hypothesis(analysis, session, h, outcome.cited_events) for h in outcome.accepted]
+        [_stored_hypothesis(analysis, session, h, outcome) for h in outcome.accepted]
         if session is not None
         else []
     )

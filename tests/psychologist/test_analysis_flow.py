@@ -114,6 +114,7 @@ def test_a_normal_end_counts_its_log_without_gemini_and_an_abnormal_end_asks_it(
     ended = psy.end(SESSION, "closed")
     assert ended.status_code == 200
     assert issues_for("psychologist/session", ended.json()) == []
+    assert ended.json()["endedAt"] is not None
     counted = psy.settled(ended.json()["analysisId"])
     assert (counted["trigger"], counted["status"]) == ("session_end", "completed")
     assert [signal["kind"] for signal in counted["signals"]] == ["task_reopened"]

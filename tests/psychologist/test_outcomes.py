@@ -24,6 +24,7 @@ FIELDS = {
     "ended_at",
     "event_count",
     "signals",
+    "signal_kinds",
     "abnormal_end",
     "analysis_id",
     "hypothesis_ids",
@@ -73,7 +74,7 @@ def test_an_analysed_abnormal_end_leaves_one_outcome_per_agent_with_no_text(
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
     assert abs(dev["expires_at"] - (utcnow() + retention)) < timedelta(minutes=5)
     assert "SECRET TEXT" not in repr(found)
-    assert "reopened" not in repr({k: v for k, v in dev.items() if k != "signals"})
+    assert "reopened" not in repr({k: v for k, v in dev.items() if "signal" not in k})
 
 
 def ended_with_gemini_failing(psy: Psychologist) -> tuple[dict[str, Any], list[str]]:
@@ -117,8 +118,10 @@ def test_a_normal_end_records_outcomes_without_asking_gemini(psy: Psychologist) 
     dev = found["dev-api"]
     assert set(dev) == FIELDS - {"hypothesis_ids", "model_versions"}
     assert (dev["ended_as"], dev["abnormal_end"], dev["cause"]) == ("closed", 0, None)
+    assert abs(dev["ended_at"] - utcnow()) < timedelta(minutes=5)
     assert dev["signals"] == {"task_reopened": 1}
-    assert found["reviewer"]["signals"] == {}
+    assert dev["signal_kinds"] == ["task_reopened"]
+    assert (found["reviewer"]["signals"], found["reviewer"]["signal_kinds"]) == ({}, [])
     assert dev["analysis_id"] == counted["id"]
     assert psy.world.gemini.requests == []
 

@@ -1,0 +1,208 @@
+"""The effect of an accepted hypothesis: how the agent's sessions went in equal windows
+before and after the decision, compared as shares of sessions with a 95 % interval.
+
+The windows are `PSYCHOLOGIST_EFFECT_WINDOW_DAYS` long each: [decided - W, decided) and
+[decided, decided + W); the second is still open until decided + W, and its shares are
+those of the sessions that have ended in it so far. A window is counted by aggregation
+queries over the agent's outcome records, never by reading events (gone after a day):
+its sessions, those that ended abnormally, and those that show any signal kind the
+hypothesis's cited events show. Two round trips: the hypothesis, then every count at once.
+
+Only counts: Firestore sums a field through an index that must hold it, and counts need
+no index beyond the query's own (one per query shape, in firestore.indexes.json).
+
+The after/before ratio of two shares is the risk ratio, with Katz's interval on its
+logarithm: exp(ln RR ± 1.96 · sqrt(1/a - 1/n1 + 1/b - 1/n0)), with 0.5 added to each
+cell of the two-by-two table when a count is zero. A verdict needs at least
+EFFECT_MIN_SESSIONS sessions in each window; `improved` and `worse` need the whole
+interval below or above 1. It is an association over time, not proof that the change
+caused it."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from google.cloud.firestore_v1 import FieldFilter
+from typing_extensions import TypedDict
+
+from functions.psychologist import store
+from functions.psychologist.documents import Hypothesis, HypothesisStatus
+from shared.config import settings
+from shared.errors import conflict
+from shared.http import Call, Reply
+from shared.retention import iso, utcnow
+from shared.store import live_as
+
+EFFECT_MIN_SESSIONS = 10
+"""Sessions each window needs before any verdict other than `too_few_sessions`: below
+ten, even every session before and none after cannot exclude no change."""
+Z_95 = 1.959964
+"""The standard normal quantile of a two-sided 95 % interval."""
+METHOD = (
+    "Risk ratio after/before of shares of sessions, 95% Katz interval on its log "
+    "(exp(ln RR ± 1.96·sqrt(1/a - 1/n1 + 1/b - 1/n0)); 0.5 added to each cell when a count "
+    "is zero)"
+)
+
+
+class Verdict(StrEnum):
+    IMPROVED = "improved"
+    WORSE = "worse"
+    NO_CLEAR_CHANGE = "no_clear_change"
+    TOO_FEW_SESSIONS = "too_few_sessions"
+
+
+@dataclass(frozen=True)
+class Counts:
+    sessions: int
+    abnormal_ends: int
+    with_signals: int
+
+
+class WindowView(TypedDict):
+    start: str
+    end: str
+    open: bool
+    sessions: int
+    abnormalEnds: int
+    withSignals: int
+
+
+class Comparison(TypedDict):
+    shareBefore: float | None
+    shareAfter: float | None
+    ratio: float | None
+    low: float | None
+    high: float | None
+
+
+def _count(query: Any) -> int:
+    [[result]] = query.count(alias="n").get()
+    return int(result.value)
+
+
+def _window_queries(
+    project_id: str, agent: str, window: tuple[datetime, datetime], kinds: list[str]
+) -> list[Any]:
+    """The window's sessions, those ended abnormally, and (when there are kinds) those
+    showing any of them."""
+    sessions: Any = (
+        store.outcomes(project_id)
+        .where(filter=FieldFilter("agent", "==", agent))
+        .where(filter=FieldFilter("ended_at", ">=", window[0]))
+        .where(filter=FieldFilter("ended_at", "<", window[1]))
+    )
+    queries = [sessions, sessions.where(filter=FieldFilter("abnormal_end", "==", 1))]
+    if kinds:
+        queries.append(
+            sessions.where(filter=FieldFilter("signal_kinds", "array_contains_any", kinds))
+        )
+    return queries
+
+
+def _counts(found: list[int]) -> Counts:
+    sessions, abnormal, *with_signals = found
+    return Counts(sessions, abnormal, sum(with_signals))
+
+
+def _share(count: int, sessions: int) -> float | None:
+    return round(count / sessions, 4) if sessions else None
+
+
+def compare(before: int, before_sessions: int, after: int, after_sessions: int) -> Comparison:
+    """The after/before ratio of two shares of sessions, with its 95 % interval."""
+    compared: Comparison = {
+        "shareBefore": _share(before, before_sessions),
+        "shareAfter": _share(after, after_sessions),
+        "ratio": None,
+        "low": None,
+        "high": None,
+    }
+    if not before_sessions or not after_sessions:
+        return compared
+    a, n1, b, n0 = float(after), float(after_sessions), float(before), float(before_sessions)
+    if 0 in (a, b):
+        a, n1, b, n0 = a + 0.5, n1 + 1, b + 0.5, n0 + 1
+    ratio = (a / n1) / (b / n0)
+    spread = Z_95 * math.sqrt(1 / a - 1 / n1 + 1 / b - 1 / n0)
+    compared["ratio"] = round(ratio, 4)
+    compared["low"] = round(ratio * math.exp(-spread), 4)
+    compared["high"] = round(ratio * math.exp(spread), 4)
+    return compared
+
+
+def verdict(before: Counts, after: Counts, compared: Comparison) -> Verdict:
+    if min(before.sessions, after.sessions) < EFFECT_MIN_SESSIONS:
+        return Verdict.TOO_FEW_SESSIONS
+    low, high = compared["low"], compared["high"]
+    if high is not None and high < 1:
+        return Verdict.IMPROVED
+    if low is not None and low > 1:
+        return Verdict.WORSE
+    return Verdict.NO_CLEAR_CHANGE
+
+
+def _window(window: tuple[datetime, datetime], counts: Counts, now: datetime) -> WindowView:
+    return {
+        "start": iso(window[0]),
+        "end": iso(window[1]),
+        "open": window[1] > now,
+        "sessions": counts.sessions,
+        "abnormalEnds": counts.abnormal_ends,
+        "withSignals": counts.with_signals,
+    }
+
+
+def _accepted(call: Call) -> tuple[Hypothesis, datetime]:
+    """The hypothesis and when it was accepted; 409 while it is not."""
+    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
+    snapshot = store.hypotheses(project_id).document(hypothesis_id).get()
+    hypothesis = live_as(snapshot, Hypothesis, "The hypothesis")
+    decided = hypothesis["decidedAt"]
+    if hypothesis["status"] != HypothesisStatus.ACCEPTED or decided is None:
+        raise conflict(
+            f"The hypothesis is {hypothesis['status']}: an effect is measured from the time "
+            "it was accepted."
+        )
+    return hypothesis, decided
+
+
+def effect(call: Call) -> Reply:
+    project_id = call.params["projectId"]
+    hypothesis, decided = _accepted(call)
+    kinds = hypothesis.get("signal_kinds", [])
+    now = utcnow()
+    length = timedelta(days=settings().psychologist_effect_window_days)
+    kept_since = now - timedelta(days=settings().psychologist_hypothesis_retention_days)
+    windows = ((max(decided - length, kept_since), decided), (decided, decided + length))
+    agent = hypothesis["agenteAlvo"]
+    queries = [_window_queries(project_id, agent, window, kinds) for window in windows]
+    every = [query for window in queries for query in window]
+    with ThreadPoolExecutor(max_workers=len(every)) as pool:
+        found = list(pool.map(_count, every))
+    before, after = _counts(found[: len(queries[0])]), _counts(found[len(queries[0]) :])
+    abnormal = compare(before.abnormal_ends, before.sessions, after.abnormal_ends, after.sessions)
+    signals = compare(before.with_signals, before.sessions, after.with_signals, after.sessions)
+    return Reply(
+        {
+            "projectId": project_id,
+            "hypothesisId": hypothesis["id"],
+            "agenteAlvo": agent,
+            "decidedAt": iso(decided),
+            "windowDays": length.days,
+            "signalKinds": kinds,
+            "before": _window(windows[0], before, now),
+            "after": _window(windows[1], after, now),
+            "signals": signals if kinds else None,
+            "abnormalEnds": abnormal,
+            "basis": "signals" if kinds else "abnormal_ends",
+            "verdict": verdict(before, after, signals if kinds else abnormal),
+            "minimumSessions": EFFECT_MIN_SESSIONS,
+            "method": METHOD,
+        }
+    )

@@ -1,0 +1,165 @@
+"""The effect of an accepted hypothesis, from real ingested sessions: the agent's sessions
+that ended before and after the decision, the shares of them that show the signal kinds
+the hypothesis cites and that ended abnormally, the risk ratio with its 95 % interval, and
+a verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks.counting import CallCounter
+from functions.psychologist.effects import EFFECT_MIN_SESSIONS, compare
+from shared.validation import issues_for
+from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.test_mcp import call
+
+AGENT = "dev-api"
+
+
+def reopening_log(tasks: int) -> tuple[Log, list[str]]:
+    """`tasks` tasks, each reopened twice: one `task_reopened` signal apiece."""
+    log = Log()
+    reopened = []
+    for task in range(tasks):
+        log.add(AGENT, "task.opened", task=f"T-{task}")
+        reopened += [log.add(AGENT, "task.reopened", task=f"T-{task}")["id"] for _ in range(2)]
+    log.add(AGENT, "tool.call", tool="pytest")
+    return log, reopened
+
+
+def ended_sessions(psy: Psychologist, prefix: str, reopens: list[int]) -> list[str]:
+    """One session per entry, ended normally, with that many reopened tasks; returns their
+    ids once each end's count of the log has settled."""
+    sessions = []
+    for index, tasks in enumerate(reopens):
+        session = f"{prefix}{index:02}"
+        log, _ = reopening_log(tasks)
+        assert psy.ingest(session, log.events).status_code == 200
+        ended = psy.end(session, "closed").json()
+        assert psy.settled(ended["analysisId"])["status"] in ("completed", "failed")
+        sessions.append(session)
+    return sessions
+
+
+def accepted_hypothesis(psy: Psychologist, tasks: int = 1) -> str:
+    """A hypothesis about AGENT citing reopened tasks of an ended session, accepted."""
+    session = "CITED"
+    log, reopened = reopening_log(tasks)
+    assert psy.ingest(session, log.events).status_code == 200
+    psy.settled(psy.end(session, "closed").json()["analysisId"])
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis(AGENT, reopened[:2])]})
+    analysis = psy.settled(psy.analyse(session))
+    [hypothesis_id] = analysis["hypothesisIds"]
+    assert isinstance(hypothesis_id, str)
+    decided = psy.api.post(
+        psy.path(f"/hypotheses/{hypothesis_id}/decision"), {"status": "accepted"}, psy.admin
+    )
+    assert decided.status_code == 200, decided.text
+    return hypothesis_id
+
+
+def effect(psy: Psychologist, hypothesis_id: str) -> dict[str, Any]:
+    reply = psy.api.call("GET", psy.path(f"/hypotheses/{hypothesis_id}/effect"), token=psy.viewer)
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    assert issues_for("psychologist/effect.response", body) == []
+    return body
+
+
+def measured(psy: Psychologist, before: list[int], after: list[int]) -> dict[str, Any]:
+    """`before` sessions end, a hypothesis citing one more is accepted, `after` sessions end."""
+    ended_sessions(psy, "B", before[1:])
+    hypothesis_id = accepted_hypothesis(psy, before[0])
+    ended_sessions(psy, "A", after)
+    return effect(psy, hypothesis_id)
+
+
+MIN = EFFECT_MIN_SESSIONS
+
+
+def test_fewer_sessions_reopening_tasks_after_acceptance_read_improved(psy: Psychologist) -> None:
+    body = measured(psy, before=[2] * MIN, after=[0] * MIN)
+    assert body["signalKinds"] == ["task_reopened"]
+    assert (body["before"]["sessions"], body["before"]["withSignals"]) == (MIN, MIN)
+    assert (body["after"]["sessions"], body["after"]["withSignals"]) == (MIN, 0)
+    assert (body["before"]["abnormalEnds"], body["after"]["abnormalEnds"]) == (0, 0)
+    assert body["after"]["open"] is True
+    assert (body["signals"]["shareBefore"], body["signals"]["shareAfter"]) == (1.0, 0.0)
+    assert body["signals"]["high"] < 1
+    assert (body["basis"], body["verdict"]) == ("signals", "improved")
+
+
+def test_more_sessions_reopening_tasks_after_acceptance_read_worse(psy: Psychologist) -> None:
+    body = measured(psy, before=[1] + [0] * (MIN - 1), after=[1] * MIN)
+    assert (body["before"]["withSignals"], body["after"]["withSignals"]) == (1, MIN)
+    assert body["signals"]["low"] > 1
+    assert body["verdict"] == "worse"
+
+
+def test_the_same_share_before_and_after_reads_no_clear_change(psy: Psychologist) -> None:
+    half = [1, 0] * (MIN // 2)
+    body = measured(psy, before=half, after=half)
+    assert body["signals"]["ratio"] == 1.0
+    assert body["signals"]["low"] < 1 < body["signals"]["high"]
+    assert body["verdict"] == "no_clear_change"
+
+
+def test_fewer_sessions_than_the_minimum_in_a_window_read_too_few_sessions(
+    psy: Psychologist,
+) -> None:
+    body = measured(psy, before=[2] * MIN, after=[0] * (MIN - 1))
+    assert body["after"]["sessions"] == MIN - 1
+    assert body["signals"]["high"] < 1
+    assert (body["minimumSessions"], body["verdict"]) == (MIN, "too_few_sessions")
+
+
+def test_the_mcp_tool_answers_what_the_http_read_does(psy: Psychologist) -> None:
+    hypothesis_id = accepted_hypothesis(psy)
+    over_http = effect(psy, hypothesis_id)
+    arguments = {"projectId": psy.project, "hypothesisId": hypothesis_id}
+    result = call(psy.api, psy.viewer, "psychologist_effect_read", arguments)
+    assert not result.isError, result.content
+    assert result.structuredContent == over_http
+
+
+def test_a_hypothesis_not_accepted_has_no_effect_to_measure(psy: Psychologist) -> None:
+    hypothesis_id = accepted_hypothesis(psy)
+    dismissed = psy.api.post(
+        psy.path(f"/hypotheses/{hypothesis_id}/decision"), {"status": "dismissed"}, psy.admin
+    )
+    assert dismissed.status_code == 200
+    reply = psy.api.call("GET", psy.path(f"/hypotheses/{hypothesis_id}/effect"), token=psy.viewer)
+    assert (reply.status_code, reply.json()["code"]) == (409, "conflict")
+    missing = psy.api.call("GET", psy.path("/hypotheses/NOPE/effect"), token=psy.viewer)
+    assert missing.status_code == 404
+
+
+def test_the_effect_reads_the_hypothesis_then_counts_and_reads_no_other_document(
+    psy: Psychologist, counter: CallCounter
+) -> None:
+    """The caller's token and membership (read on every request here: the suite caches no
+    grant), the hypothesis, then three counts per window at once."""
+    hypothesis_id = accepted_hypothesis(psy)
+    counter.clear()
+    effect(psy, hypothesis_id)
+    assert counter.calls == ["BatchGetDocuments"] * 2 + ["RunAggregationQuery"] * 6
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ((5, 10, 5, 10), (1.0, 0.4162, 2.4025)),
+        ((8, 10, 2, 10), (0.25, 0.0697, 0.8971)),
+        ((0, 10, 4, 10), (9.0, 0.5475, 147.9524)),
+        ((10, 10, 0, 10), (0.0476, 0.0032, 0.7165)),
+    ],
+)
+def test_the_interval_is_katz_interval_on_the_log_risk_ratio(
+    counts: tuple[int, int, int, int], expected: tuple[float, float, float]
+) -> None:
+    """exp(ln RR ± 1.96·sqrt(1/a - 1/n1 + 1/b - 1/n0)), 0.5 added to each cell when a
+    count is zero."""
+    compared = compare(*counts)
+    assert (compared["ratio"], compared["low"], compared["high"]) == expected
