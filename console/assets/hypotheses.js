@@ -1,6 +1,7 @@
 // Psychologist: hypotheses beside the events they cite, and the decisions on them.
 
 import { TENANT_ID, get, post } from "./api.js";
+import { MIN_DECIDED } from "./calibration.js";
 import { madeBy } from "./provenance.js";
 import {
   disclosure,
@@ -74,10 +75,12 @@ async function showPage(results, params, pageToken) {
   const decide = access.body.operations.find(
     (op) => op.method === "POST" && op.path.endsWith("/decision"),
   );
-  const [events, models, latest] = await Promise.all([
+  const [events, models, latest, effects, calibrations] = await Promise.all([
     citedEvents(params.project, page.body),
     modelsOf(params.project, page.body),
     latestDecisions(params.project, page.body),
+    effectsOf(params.project, page.body),
+    calibrationsOf(params.project, page.body),
   ]);
   const target =
     list ??
@@ -93,7 +96,7 @@ async function showPage(results, params, pageToken) {
       h(
         "li",
         {},
-        card(params, hypothesis, { events, models, latest }, decide, () =>
+        card(params, hypothesis, { events, models, latest, effects, calibrations }, decide, () =>
           showPage(results, params),
         ),
       ),
@@ -182,7 +185,142 @@ async function latestDecisions(project, hypotheses) {
   return new Map(await Promise.all(reads));
 }
 
-function card(params, hypothesis, { events, models, latest }, decide, reload) {
+// The measured effect of each accepted hypothesis on the page: one read per accepted card.
+async function effectsOf(project, hypotheses) {
+  const accepted = hypotheses.filter((hypothesis) => hypothesis.status === "accepted");
+  const reads = accepted.map((hypothesis) =>
+    get(projectPath(project, `/hypotheses/${encodeURIComponent(hypothesis.id)}/effect`)).then(
+      (reply) => [hypothesis.id, { effect: reply.body }],
+      (error) => [hypothesis.id, { error }],
+    ),
+  );
+  return new Map(await Promise.all(reads));
+}
+
+// Each agent's calibration (the last 90 days), for what people made of its hypotheses at
+// each confidence: one read per agent on the page.
+async function calibrationsOf(project, hypotheses) {
+  const agents = [...new Set(hypotheses.map((hypothesis) => hypothesis.agenteAlvo))];
+  const reads = agents.map((agent) =>
+    get(projectPath(project, "/calibration"), { agenteAlvo: agent }).then(
+      (reply) => [agent, { bands: reply.body.bands }],
+      (error) => [agent, { error }],
+    ),
+  );
+  return new Map(await Promise.all(reads));
+}
+
+const inBand = (percent, band) =>
+  band.fromPercent <= percent && (percent < band.toPercent || band.toPercent === 100);
+
+// Beside the model's self-reported confidence, what people made of that agent's hypotheses
+// at the same confidence.
+function acceptedAtConfidence(hypothesis, found) {
+  if (!found) return null;
+  if (found.error) return problem(found.error);
+  const band = found.bands.find((each) => inBand(hypothesis.confiancaPercent, each));
+  const decided = band.accepted + band.dismissed;
+  const range = `${band.fromPercent}–${band.toPercent}%`;
+  const text =
+    decided === 0
+      ? `No hypothesis of ${hypothesis.agenteAlvo} at this confidence (${range}) has been decided yet.`
+      : `People accepted ${band.accepted} of ${decided} of ${hypothesis.agenteAlvo}'s hypotheses at this confidence (${range})` +
+        (decided < MIN_DECIDED ? ": too few to tell." : ".");
+  return h("p", { class: "calibrated", dataset: { band: range } }, text);
+}
+
+const percent = (share) => (share === null ? "–" : `${Math.round(share * 100)}%`);
+
+const KINDS = {
+  task_reopened: "a task reopened",
+  tool_error_repeated: "the same tool error repeated",
+  last_events_before_abnormal_end: "an abnormal end after the agent's events",
+};
+
+function verdictWords(effect, compared, what) {
+  const interval = `ratio ${compared.ratio}, 95% interval ${compared.low}–${compared.high}`;
+  const before = `${effect.before.sessions} before`;
+  const after = `${effect.after.sessions} after`;
+  return {
+    improved: `Improved: a smaller share of sessions showed ${what} after the decision (${interval}).`,
+    worse: `Worse: a larger share of sessions showed ${what} after the decision (${interval}).`,
+    no_clear_change: `No clear change in ${what} (${interval}: the interval includes 1).`,
+    too_few_sessions: `Too few sessions to tell (${before}, ${after}); each window needs ${effect.minimumSessions}.`,
+  }[effect.verdict];
+}
+
+function windowRow(name, window, effect) {
+  const showing = effect.signals ? [`${window.withSignals} showing the pattern`] : [];
+  const ended = [`${window.abnormalEnds} ended abnormally`];
+  return h(
+    "tr",
+    { dataset: { window: name } },
+    h("th", { scope: "row" }, name),
+    h("td", {}, when(window.start), " to ", when(window.end), window.open ? " (still open)" : ""),
+    h("td", {}, String(window.sessions)),
+    effect.signals ? h("td", {}, showing) : null,
+    h("td", {}, ended),
+  );
+}
+
+// Beside an accepted hypothesis: the agent's sessions before and after the decision.
+function effectPanel(hypothesis, found) {
+  if (hypothesis.status !== "accepted" || !found) return null;
+  if (found.error)
+    return h("section", { class: "effect", "aria-label": "Effect" }, problem(found.error));
+  const { effect } = found;
+  const kinds = effect.signalKinds.map((kind) => KINDS[kind] ?? kind).join(" or ");
+  const compared = effect.signals ?? effect.abnormalEnds;
+  const what = effect.signals ? kinds : "abnormal ends";
+  const shares = effect.signals
+    ? `Sessions showing ${kinds}: ${percent(compared.shareBefore)} before, ${percent(compared.shareAfter)} after.`
+    : `Sessions that ended abnormally: ${percent(compared.shareBefore)} before, ${percent(compared.shareAfter)} after.`;
+  const columns = ["Window", "Ended", "Sessions", effect.signals ? "Pattern" : null, "Abnormal"];
+  return h(
+    "section",
+    { class: "effect", "aria-label": "Effect", dataset: { verdict: effect.verdict } },
+    h("h3", {}, "Did it help?"),
+    h("p", { class: "verdict" }, verdictWords(effect, compared, what)),
+    h("p", { class: "shares" }, shares),
+    h(
+      "table",
+      { class: "windows" },
+      h(
+        "caption",
+        {},
+        `${effect.agenteAlvo}'s sessions, ${effect.windowDays} days each side of the decision`,
+      ),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          columns.filter(Boolean).map((name) => h("th", { scope: "col" }, name)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        windowRow("Before", effect.before, effect),
+        windowRow("After", effect.after, effect),
+      ),
+    ),
+    h(
+      "p",
+      { class: "caveat" },
+      "An association over time, not proof: anything else that changed in these weeks moves it too.",
+    ),
+  );
+}
+
+function card(
+  params,
+  hypothesis,
+  { events, models, latest, effects, calibrations },
+  decide,
+  reload,
+) {
   const cited = hypothesis.evidenceEventIds.map((id) =>
     citedEvent(id, events.get(`${hypothesis.sessionId}/${id}`)),
   );
@@ -220,6 +358,7 @@ function card(params, hypothesis, { events, models, latest }, decide, reload) {
         " · ",
         when(hypothesis.createdAt),
       ),
+      acceptedAtConfidence(hypothesis, calibrations.get(hypothesis.agenteAlvo)),
     ),
     h(
       "div",
@@ -242,6 +381,7 @@ function card(params, hypothesis, { events, models, latest }, decide, reload) {
       ),
     ),
     decided(hypothesis, latest.get(hypothesis.id)),
+    effectPanel(hypothesis, effects.get(hypothesis.id)),
     decision(params, hypothesis, decide, reload),
     history(params, hypothesis, latest.get(hypothesis.id)?.decisions),
   );

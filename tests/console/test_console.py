@@ -21,6 +21,7 @@ from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
 from tests.console.conftest import Console
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.psychologist.test_effect import MIN, measured
 from tests.research.conftest import Research
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -67,6 +68,10 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     )
     expect(card.locator("dd").first).to_have_text("The agent reopened the same task three times.")
     expect(card.locator(".provenance")).to_have_text("gemini-3.8-flash-001")
+    expect(card.locator(".calibrated")).to_have_text(
+        "No hypothesis of dev-api at this confidence (60–80%) has been decided yet."
+    )
+    expect(card.locator("section.effect")).to_have_count(0)
     termination = card.locator(".termination")
     expect(termination.locator("p")).to_have_text("Stopped after a long tool call.")
     expect(termination.locator("dd")).to_have_text(["closed_abnormally", "crash"])
@@ -135,6 +140,40 @@ def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
         ("accepted", "dismissed"),
         ("proposed", "accepted"),
     ]
+
+
+def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_confidence(
+    psy: Psychologist, console: Console
+) -> None:
+    effect = measured(psy, before=[2] * MIN, after=[0] * MIN)
+    assert effect["verdict"] == "improved"
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=psy.project, status="accepted")
+    card = console.page.locator(f'article.hypothesis[data-id="{effect["hypothesisId"]}"]')
+    expect(card.locator(".calibrated")).to_have_text(
+        "People accepted 1 of 1 of dev-api's hypotheses at this confidence (60–80%): "
+        "too few to tell."
+    )
+    panel = card.locator("section.effect")
+    expect(panel).to_have_attribute("data-verdict", "improved")
+    compared = effect["signals"]
+    expect(panel.locator(".verdict")).to_have_text(
+        "Improved: a smaller share of sessions showed a task reopened after the decision "
+        f"(ratio {compared['ratio']}, 95% interval {compared['low']}–{compared['high']})."
+    )
+    expect(panel.locator(".shares")).to_have_text(
+        "Sessions showing a task reopened: 100% before, 0% after."
+    )
+    rows = panel.locator("table.windows tbody tr")
+    expect(rows.nth(0).locator("td").nth(1)).to_have_text(str(MIN))
+    expect(rows.nth(0).locator("td").nth(2)).to_have_text(f"{MIN} showing the pattern")
+    expect(rows.nth(1).locator("td").first).to_contain_text("(still open)")
+    expect(rows.nth(1).locator("td").nth(2)).to_have_text("0 showing the pattern")
+    expect(panel.locator(".caveat")).to_contain_text("An association over time, not proof")
+    console.snapshot("hypothesis-effect")
+    assert console.messages == []
+    assert console.accessibility_violations() == []
 
 
 def _starts_with(text: str) -> re.Pattern[str]:
