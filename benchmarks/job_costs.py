@@ -105,6 +105,36 @@ def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
     }
 
 
+def _session_end(seed: Seed, gemini: Any) -> dict[str, Any]:
+    """A 1,000-event session ended normally: the end request, then its count of the log
+    (signals into outcome records, no model)."""
+    from functions.psychologist import worker
+    from shared import jobs
+
+    project = seed.project_small
+    start = datetime(2026, 11, 8, tzinfo=UTC)
+    for offset in range(0, ANALYSED_EVENTS, 500):
+        _call(
+            seed,
+            "psychologist_session_events",
+            "POST",
+            f"/projects/{project}/sessions/JOBCOSTEND/events",
+            {"events": event_batch(start, offset, 500)},
+        )
+    ended, documents = _counted_call(
+        seed,
+        "psychologist_session_end",
+        f"/projects/{project}/sessions/JOBCOSTEND/end",
+        {"state": "closed"},
+    )
+    params = {"projectId": project, "analysisId": ended["analysisId"]}
+    return {
+        "events": ANALYSED_EVENTS,
+        **_counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench")),
+        "end_request": documents,
+    }
+
+
 def _evaluation(seed: Seed, gemini: Any) -> dict[str, Any]:
     from functions.agentconnect import worker
     from shared import jobs
@@ -126,5 +156,6 @@ def job_costs(seed: Seed, gemini: Any) -> dict[str, Any]:
     return {
         "research_run": _research_run(seed, gemini),
         "analysis": _analysis(seed, gemini),
+        "session_end": _session_end(seed, gemini),
         "evaluation": _evaluation(seed, gemini),
     }

@@ -43,14 +43,23 @@ WORKLOAD = (
     Operation("research_status", "status polls (five per ask)", 0.05),
     Operation("psychologist_session_events", "event batches of 100 (20 events/s)", 0.2),
     Operation("psychologist_analysis_create", "analyses (one session in ten)", 0.002, "analysis"),
+    Operation(
+        "psychologist_session_end",
+        "session ends (1,000-event sessions; each counts its log)",
+        0.02,
+        "session_end",
+    ),
     Operation("psychologist_hypotheses_list", "hypotheses pages", 0.05),
     Operation("agentconnect_session_start", "session starts", 0.05, "evaluation"),
     Operation("agentconnect_evaluation_get", "evaluation reads (one per start)", 0.05),
 )
-JOB_SECONDS = {"research_run": 8.0, "analysis": 20.0, "evaluation": 3.0}
+JOB_SECONDS = {"research_run": 8.0, "analysis": 20.0, "session_end": 1.0, "evaluation": 3.0}
 """How long a job holds its worker, mostly waiting on Gemini: assumed, since the stand-in
 answers at once (a research answer of a few thousand tokens, one 38k-token analysis call,
-two one-value answers)."""
+reading a 1,000-event log with no model call, two one-value answers)."""
+WORKER_OF = {"session_end": "analysis"}
+"""Jobs that share another job's worker function: a normal end's count of the log runs in
+the analysis worker."""
 DOCUMENT_WRITES_S = 1.0
 """Firestore's sustained write rate to one document."""
 SOURCES = (
@@ -99,6 +108,8 @@ class Costs:
             row = jobs["evaluation"]["start_request"]
         elif name == "psychologist_analysis_create":
             row = jobs["analysis"]["create_request"]
+        elif name == "psychologist_session_end":
+            row = jobs["session_end"]["end_request"]
         else:
             row = self.results["round_trips"][name]
         share = BATCH_EVENTS / row["batch_events"] if "batch_events" in row else 1.0
@@ -131,6 +142,8 @@ class Costs:
             usage = by_size[self.job(job)["evidence_items"]]["first"]
         elif job == "analysis":
             usage = tokens["analysis"]["first"]
+        elif job == "session_end":
+            usage = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "tokens": 0}
         else:
             steps = tokens["evaluation"]["steps"] / tokens["evaluation"]["starts"]
             usage = {k: v * steps for k, v in tokens["evaluation"]["per_step"].items()}
@@ -163,7 +176,7 @@ def scale_of(costs: Costs, factor: int) -> Scale:
     requests = {op.name: op.per_tenant_s * tenants for op in WORKLOAD}
     reads = writes = rpm = tpm = gemini_usd = billed_s = 0.0
     instances: dict[str, int] = {}
-    workers: dict[str, int] = {}
+    in_flight: dict[str, float] = {}
     for op in WORKLOAD:
         rate = requests[op.name]
         read, written = costs.request_documents(op.name)
@@ -178,9 +191,14 @@ def scale_of(costs: Costs, factor: int) -> Scale:
         rpm += rate * job["gemini_calls"] * 60
         tpm += rate * tokens["tokens"] * 60
         gemini_usd += rate * tokens["cost_usd"] * MONTH_S
-        in_flight = rate * JOB_SECONDS[op.job]
-        workers[op.job] = max(1, math.ceil(in_flight / WORKER_SIZING.concurrency))
-        billed_s += in_flight / min(max(in_flight, 1.0), WORKER_SIZING.concurrency)
+        held = rate * JOB_SECONDS[op.job]
+        worker = WORKER_OF.get(op.job, op.job)
+        in_flight[worker] = in_flight.get(worker, 0.0) + held
+        billed_s += held / min(max(held, 1.0), WORKER_SIZING.concurrency)
+    workers = {
+        worker: max(1, math.ceil(held / WORKER_SIZING.concurrency))
+        for worker, held in in_flight.items()
+    }
     total_requests = sum(requests.values()) * MONTH_S
     cloud_run = (
         billed_s * MONTH_S * (platform["cloud_run_vcpu_second"] + platform["cloud_run_gib_second"])
@@ -381,7 +399,8 @@ def _lines(costs: Costs) -> list[str]:
         "shared by up to four at once).",
         "- Gemini cost: each job's first run (no implicit-cache hit; repeated research "
         "questions over one conversation cost less, see the bench's token table), research "
-        "runs over 100 evidence items, analyses of 1,000 events.",
+        "runs over 100 evidence items, analyses of 1,000 events; a normal session end's "
+        "count of its log calls no model.",
         f"- Prices: {costs.prices['source']}; {costs.prices['cached_note']} Platform: "
         f"{costs.prices['platform']['source']}.",
     ]
