@@ -69,7 +69,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     expect(card.locator("dd").first).to_have_text("The agent reopened the same task three times.")
     expect(card.locator(".provenance")).to_have_text("gemini-3.8-flash-001")
     expect(card.locator(".calibrated")).to_have_text(
-        "No hypothesis of dev-api at this confidence (60–80%) has been decided yet."
+        "No hypothesis of dev-api at this confidence (60\N{EN DASH}80%) has been decided yet."
     )
     expect(card.locator("section.effect")).to_have_count(0)
     termination = card.locator(".termination")
@@ -152,7 +152,7 @@ def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_c
     console.show("hypotheses", project=psy.project, status="accepted")
     card = console.page.locator(f'article.hypothesis[data-id="{effect["hypothesisId"]}"]')
     expect(card.locator(".calibrated")).to_have_text(
-        "People accepted 1 of 1 of dev-api's hypotheses at this confidence (60–80%): "
+        "People accepted 1 of 1 of dev-api's hypotheses at this confidence (60\N{EN DASH}80%): "
         "too few to tell."
     )
     panel = card.locator("section.effect")
@@ -160,7 +160,7 @@ def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_c
     compared = effect["signals"]
     expect(panel.locator(".verdict")).to_have_text(
         "Improved: a smaller share of sessions showed a task reopened after the decision "
-        f"(ratio {compared['ratio']}, 95% interval {compared['low']}–{compared['high']})."
+        f"(ratio {compared['ratio']}, 95% interval {compared['low']}\N{EN DASH}{compared['high']})."
     )
     expect(panel.locator(".shares")).to_have_text(
         "Sessions showing a task reopened: 100% before, 0% after."
