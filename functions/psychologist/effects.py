@@ -39,8 +39,9 @@ from shared.retention import iso, utcnow
 from shared.store import live_as
 
 EFFECT_MIN_SESSIONS = 10
-"""Sessions each window needs before any verdict other than `too_few_sessions`: below
-ten, even every session before and none after cannot exclude no change."""
+"""Sessions each window needs before any verdict other than `too_few_sessions`. Below
+seven, even every session before showing the pattern and none after cannot exclude no
+change (the interval's upper end stays above 1); ten leaves a margin over that."""
 Z_95 = 1.959964
 """The standard normal quantile of a two-sided 95 % interval."""
 METHOD = (

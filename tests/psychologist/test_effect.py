@@ -163,3 +163,11 @@ def test_the_interval_is_katz_interval_on_the_log_risk_ratio(
     count is zero."""
     compared = compare(*counts)
     assert (compared["ratio"], compared["low"], compared["high"]) == expected
+
+
+def test_the_minimum_is_above_the_smallest_windows_that_can_show_a_change() -> None:
+    """Every session before showing the pattern and none after: six a side cannot exclude
+    no change, seven can, and the minimum keeps a margin over seven."""
+    assert compare(6, 6, 0, 6)["high"] > 1  # type: ignore[operator]
+    assert compare(7, 7, 0, 7)["high"] < 1  # type: ignore[operator]
+    assert EFFECT_MIN_SESSIONS > 7
