@@ -123,7 +123,8 @@ def parse(raw: bytes) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise JsonBodyError(f"The body is not valid UTF-8: {error.reason}.") from None
-    depth = nesting_depth(text)
+    # No more opening brackets than MAX_DEPTH cannot nest deeper: the scan is skipped.
+    depth = nesting_depth(text) if text.count("{") + text.count("[") > MAX_DEPTH else 0
     if depth > MAX_DEPTH:
         raise JsonBodyError(f"The body nests {depth} levels deep; at most {MAX_DEPTH} are taken.")
     try:
