@@ -29,8 +29,8 @@ from benchmarks.seeding import Seed, event_batch
 
 LEVELS = (1, 8, 32)
 SECONDS_PER_LOAD = 1.5
-PAIRS = 8
-"""Per level, eight pairs of loads, one of each side, the pairs in alternating order
+PAIRS = 16
+"""Per level, sixteen pairs of loads, one of each side, the pairs in alternating order
 (function first, then floor first): each pair's ratio is taken over two loads a second and a
 half apart, so that this machine's speed, which drifts by more than ten percent over tens of
 seconds, moves both sides of it alike. The level's ratio is the median of the pairs'."""

@@ -10,7 +10,7 @@ projects/{p}/usage/{k}                        `tokens_used`: Gemini tokens (shar
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
-projects/{p}/outcomes/{s}-{a}                 an analysed session's outcome for one agent
+projects/{p}/outcomes/{s}-{a}                 an ended session's outcome for one agent
                                               (a = sha256(agent)): counts and ids, no text
 """
 
