@@ -217,6 +217,7 @@ RESERVED = "__reserved__"
         "/projects/{p}/analyses/__reserved__",
         "/projects/{p}/sessions/__reserved__/events?ids=" + ID,
         "/projects/{p}/hypotheses/__reserved__/decisions",
+        "/projects/{p}/hypotheses/__reserved__/effect",
         "/projects/__reserved__/hypotheses",
         "/v1/orgs/__reserved__/agents/" + UUID + "/model-evaluations",
     ],

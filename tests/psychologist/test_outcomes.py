@@ -8,10 +8,13 @@ from datetime import timedelta
 from typing import Any
 
 from functions.psychologist import store
+from functions.psychologist.documents import AnalysisTrigger
+from functions.psychologist.service import _new_analysis
 from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
 from shared.config import settings
 from shared.retention import utcnow
+from shared.store import fields
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
@@ -139,6 +142,27 @@ def test_a_member_analysis_after_a_normal_end_adds_its_hypotheses_to_the_outcome
     assert dev["hypothesis_ids"] == asked["hypothesisIds"]
     assert dev["model_versions"] == ["gemini-3.8-flash-001"]
     assert dev["signals"] == {"task_reopened": 1}
+
+
+def test_a_normal_end_s_count_settling_after_a_member_s_analysis_keeps_its_hypotheses(
+    psy: Psychologist,
+) -> None:
+    """The two may settle in either order: the count, which adds no hypothesis, leaves
+    those of the member's analysis. (The count is queued again by hand here, so that it
+    settles last.)"""
+    log, reopened = two_agents_log()
+    assert psy.ingest(SESSION, log.events).status_code == 200
+    psy.settled(psy.end(SESSION, "closed").json()["analysisId"])
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
+    asked = psy.settled(psy.analyse(SESSION))
+    assert asked["status"] == "completed", asked
+    count_id, count = _new_analysis(psy.project, SESSION, AnalysisTrigger.SESSION_END, None)
+    store.analysis_ref(psy.project, count_id).create(fields(count))
+    assert psy.settled(count_id)["status"] == "completed"
+    dev = outcomes(psy)["dev-api"]
+    assert dev["analysis_id"] == count_id
+    assert dev["hypothesis_ids"] == asked["hypothesisIds"]
+    assert dev["model_versions"] == ["gemini-3.8-flash-001"]
 
 
 def test_an_open_session_analysed_by_hand_leaves_no_outcome(psy: Psychologist) -> None:
