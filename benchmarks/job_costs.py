@@ -77,20 +77,24 @@ def _research_run(seed: Seed, gemini: Any) -> dict[str, Any]:
     }
 
 
-def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
-    from functions.psychologist import worker
-    from shared import jobs
-
-    project = seed.project_small
-    start = datetime(2026, 11, 7, tzinfo=UTC)
+def _ingested(seed: Seed, session: str, start: datetime) -> None:
+    """ANALYSED_EVENTS events into `session` of the small project, 500 a request."""
     for offset in range(0, ANALYSED_EVENTS, 500):
         _call(
             seed,
             "psychologist_session_events",
             "POST",
-            f"/projects/{project}/sessions/JOBCOST/events",
+            f"/projects/{seed.project_small}/sessions/{session}/events",
             {"events": event_batch(start, offset, 500)},
         )
+
+
+def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
+    from functions.psychologist import worker
+    from shared import jobs
+
+    project = seed.project_small
+    _ingested(seed, "JOBCOST", datetime(2026, 11, 7, tzinfo=UTC))
     created, documents = _counted_call(
         seed,
         "psychologist_analysis_create",
@@ -112,15 +116,7 @@ def _session_end(seed: Seed, gemini: Any) -> dict[str, Any]:
     from shared import jobs
 
     project = seed.project_small
-    start = datetime(2026, 11, 8, tzinfo=UTC)
-    for offset in range(0, ANALYSED_EVENTS, 500):
-        _call(
-            seed,
-            "psychologist_session_events",
-            "POST",
-            f"/projects/{project}/sessions/JOBCOSTEND/events",
-            {"events": event_batch(start, offset, 500)},
-        )
+    _ingested(seed, "JOBCOSTEND", datetime(2026, 11, 8, tzinfo=UTC))
     ended, documents = _counted_call(
         seed,
         "psychologist_session_end",

@@ -84,6 +84,12 @@ def stream_as(
     return {s.id: as_stored(fields_of(s) or {}, kind) for s in query.stream()}
 
 
+def counted(query: Any) -> int:
+    """How many documents `query` matches, by one aggregation query (no document read)."""
+    [[result]] = query.count(alias="n").get()
+    return int(result.value)
+
+
 def read_as(
     ref: firestore.DocumentReference,
     kind: type[Stored],

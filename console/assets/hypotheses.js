@@ -250,16 +250,14 @@ function verdictWords(effect, compared, what) {
 }
 
 function windowRow(name, window, effect) {
-  const showing = effect.signals ? [`${window.withSignals} showing the pattern`] : [];
-  const ended = [`${window.abnormalEnds} ended abnormally`];
   return h(
     "tr",
     { dataset: { window: name } },
     h("th", { scope: "row" }, name),
     h("td", {}, when(window.start), " to ", when(window.end), window.open ? " (still open)" : ""),
     h("td", {}, String(window.sessions)),
-    effect.signals ? h("td", {}, showing) : null,
-    h("td", {}, ended),
+    effect.signals ? h("td", {}, `${window.withSignals} showing the pattern`) : null,
+    h("td", {}, `${window.abnormalEnds} ended abnormally`),
   );
 }
 
@@ -272,9 +270,8 @@ function effectPanel(hypothesis, found) {
   const kinds = effect.signalKinds.map((kind) => KINDS[kind] ?? kind).join(" or ");
   const compared = effect.signals ?? effect.abnormalEnds;
   const what = effect.signals ? kinds : "abnormal ends";
-  const shares = effect.signals
-    ? `Sessions showing ${kinds}: ${percent(compared.shareBefore)} before, ${percent(compared.shareAfter)} after.`
-    : `Sessions that ended abnormally: ${percent(compared.shareBefore)} before, ${percent(compared.shareAfter)} after.`;
+  const which = effect.signals ? `showing ${kinds}` : "that ended abnormally";
+  const shares = `Sessions ${which}: ${percent(compared.shareBefore)} before, ${percent(compared.shareAfter)} after.`;
   const columns = ["Window", "Ended", "Sessions", effect.signals ? "Pattern" : null, "Abnormal"];
   return h(
     "section",

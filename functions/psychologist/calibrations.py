@@ -21,6 +21,7 @@ from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow
+from shared.store import counted
 
 MAX_PERCENT = 100
 BANDS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, MAX_PERCENT))
@@ -38,11 +39,6 @@ class Band(TypedDict):
     dismissed: int
     proposed: int
     acceptedRate: float | None
-
-
-def _count(query: Any) -> int:
-    [[result]] = query.count(alias="n").get()
-    return int(result.value)
 
 
 def _query(
@@ -104,7 +100,7 @@ def calibration(call: Call) -> Reply:
         for status in COUNTED
     ]
     with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-        counts = list(pool.map(_count, queries))
+        counts = list(pool.map(counted, queries))
     bands = [
         _band(band, *counts[index * len(COUNTED) : (index + 1) * len(COUNTED)])
         for index, band in enumerate(BANDS)

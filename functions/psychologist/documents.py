@@ -268,8 +268,8 @@ class Hypothesis(HypothesisFields):
     expires_at: datetime
     evidence_events: list[Event]
     signal_kinds: NotRequired[list[str]]
-    """The kinds of signal (`signals.SIGNAL_KINDS`) its cited events stand behind: the
-    rates its effect compares before and after it was accepted."""
+    """The kinds of signal (`task_reopened`, ...) its cited events stand behind: what its
+    effect counts in the agent's sessions before and after it was accepted."""
 
 
 class HypothesisDecision(TypedDict):

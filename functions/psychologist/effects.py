@@ -36,7 +36,7 @@ from shared.config import settings
 from shared.errors import conflict
 from shared.http import Call, Reply
 from shared.retention import iso, utcnow
-from shared.store import live_as
+from shared.store import counted, live_as
 
 EFFECT_MIN_SESSIONS = 10
 """Sessions each window needs before any verdict other than `too_few_sessions`. Below
@@ -80,11 +80,6 @@ class Comparison(TypedDict):
     ratio: float | None
     low: float | None
     high: float | None
-
-
-def _count(query: Any) -> int:
-    [[result]] = query.count(alias="n").get()
-    return int(result.value)
 
 
 def _window_queries(
@@ -185,7 +180,7 @@ def effect(call: Call) -> Reply:
     queries = [_window_queries(project_id, agent, window, kinds) for window in windows]
     every = [query for window in queries for query in window]
     with ThreadPoolExecutor(max_workers=len(every)) as pool:
-        found = list(pool.map(_count, every))
+        found = list(pool.map(counted, every))
     before, after = _counts(found[: len(queries[0])]), _counts(found[len(queries[0]) :])
     abnormal = compare(before.abnormal_ends, before.sessions, after.abnormal_ends, after.sessions)
     signals = compare(before.with_signals, before.sessions, after.with_signals, after.sessions)

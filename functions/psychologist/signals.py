@@ -18,8 +18,6 @@ EVENT_IDS_SHOWN = 10
 signals, so they must stay small whatever the size of the log."""
 
 
-SIGNAL_KINDS = ("task_reopened", "tool_error_repeated", "last_events_before_abnormal_end")
-
 Counted = tuple[list[str], Signal]
 """A signal and every event behind it (the signal itself names at most EVENT_IDS_SHOWN)."""
 
