@@ -33,11 +33,19 @@ lint: $(STAMP)
 	@command -v npx >/dev/null || { echo "error: checking the console's formatting needs Node.js (npx): 'sudo apt-get install -y nodejs npm'" >&2; exit 1; }
 	npx --yes $(PRETTIER) --check console/
 
-# The console's browser tests drive Debian's Chromium. `make test` installs nothing
-# system-wide: without a Chromium it stops at once and says how to install one.
+# The console's browser tests drive Debian's Chromium. When none is found, `make test`
+# installs Debian's `chromium` as root or with password-less sudo, saying so first; otherwise
+# it stops at once and says how to install one. `make run` needs no browser.
+APT_CHROMIUM := sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null'
+CHROMIUM_MISSING := echo "error: the console's browser tests need Chromium: install it with 'sudo apt-get install -y chromium' (Debian, Ubuntu), or point CHROMIUM=/path/to/chromium at one" >&2; exit 1
+CHROMIUM_INSTALLING := echo "installing Debian's chromium for the console's browser tests (apt-get install -y chromium)" >&2
+
 chromium:
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -x "$(CHROMIUM)" ] || { \
-	  echo "error: the console's browser tests need Chromium: install it with 'sudo apt-get install -y chromium' (Debian, Ubuntu), or point CHROMIUM=/path/to/chromium at one" >&2; exit 1; }
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -x "$(CHROMIUM)" ]; then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then $(CHROMIUM_MISSING); \
+	elif [ "$$(id -u)" = 0 ]; then $(CHROMIUM_INSTALLING); $(APT_CHROMIUM); \
+	elif sudo -n true 2>/dev/null; then $(CHROMIUM_INSTALLING); sudo $(APT_CHROMIUM); \
+	else $(CHROMIUM_MISSING); fi
 
 test: lint chromium
 	$(BIN)/evidencia doctor
