@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,8 +28,30 @@ def _int(name: str, default: int) -> int:
     return _number(name, default, int, "an integer")
 
 
+def _real(raw: str) -> float:
+    value = float(raw)
+    # NaN compares false with everything, so it would pass every range check below.
+    if math.isnan(value):
+        raise ValueError(raw)
+    return value
+
+
 def _float(name: str, default: float) -> float:
-    return _number(name, default, float, "a number")
+    return _number(name, default, _real, "a number")
+
+
+def _at_least(name: str, default: int, floor: int, why: str) -> int:
+    value = _int(name, default)
+    if value < floor:
+        raise ValueError(f"{name} must be at least {floor} ({why}), got {value}")
+    return value
+
+
+def _positive(name: str, default: float, why: str) -> float:
+    value = _float(name, default)
+    if value <= 0:
+        raise ValueError(f"{name} must be more than 0 ({why}), got {value:g}")
+    return value
 
 
 MAX_ACTIVE_RUNS = 1_000
@@ -53,17 +76,22 @@ WORKER_TIMEOUT_S = 540
 """The deployed timeout of every trigger function (the most an event function may have)."""
 SETTLE_MARGIN_S = 30
 """Time a worker keeps after its lease to write the outcome before its function times out."""
+LEASE_MARGIN_S = 5.0
+"""The end of a lease kept to settle: a job's Gemini calls must end this long before it
+(the claim's deadline in `shared.jobs`)."""
 
 
 def _lease(name: str, default: int) -> int:
     """A worker lease: every Gemini call of the job ends inside it, and the lease ends
-    inside the function's timeout, so a job always settles before its function stops."""
+    inside the function's timeout, so a job always settles before its function stops.
+    A lease no longer than its margin leaves a deadline already passed at the claim."""
     lease = _int(name, default)
-    if not 1 <= lease <= WORKER_TIMEOUT_S - SETTLE_MARGIN_S:
+    floor, ceiling = math.floor(LEASE_MARGIN_S) + 1, WORKER_TIMEOUT_S - SETTLE_MARGIN_S
+    if not floor <= lease <= ceiling:
         raise ValueError(
-            f"{name} must be 1 to {WORKER_TIMEOUT_S - SETTLE_MARGIN_S} seconds "
-            f"(the worker function's {WORKER_TIMEOUT_S} s timeout less {SETTLE_MARGIN_S} s "
-            f"to settle), got {lease}"
+            f"{name} must be {floor} to {ceiling} seconds (its last {LEASE_MARGIN_S:g} s "
+            f"are kept to settle, and it ends {SETTLE_MARGIN_S} s before the worker "
+            f"function's {WORKER_TIMEOUT_S} s timeout), got {lease}"
         )
     return lease
 
@@ -130,7 +158,43 @@ def _project_id() -> str | None:
     return "demo-evidencia" if os.environ.get("FIRESTORE_EMULATOR_HOST") else None
 
 
-def load_settings() -> Settings:
+def _one_analysis_call_fits_its_lease(config: Settings) -> None:
+    """The psychologist fails a log `input_too_large` when its planned calls need more
+    than the lease has left after its margin; the claim and the log's read have already
+    taken some of it, so a one-call log fits only if its call needs less than all of it."""
+    room = config.psychologist_lease_seconds - LEASE_MARGIN_S
+    if config.psychologist_call_seconds >= room:
+        raise ValueError(
+            f"PSYCHOLOGIST_CALL_SECONDS ({config.psychologist_call_seconds:g}) must be less "
+            f"than PSYCHOLOGIST_LEASE_SECONDS ({config.psychologist_lease_seconds}) less the "
+            f"{LEASE_MARGIN_S:g} s kept to settle ({room:g} s): every analysis would fail "
+            f"input_too_large before one Gemini call, whatever the log's size"
+        )
+
+
+def _check_combinations(config: Settings) -> None:
+    """Refuse settings each valid alone that cannot work together."""
+    _one_analysis_call_fits_its_lease(config)
+
+
+def _answer_tokens(name: str, default: int) -> int:
+    return _at_least(name, default, 1, "the answer needs at least one token of its own")
+
+
+def _thinking_tokens(name: str, default: int) -> int:
+    # `max_output_tokens` is the answer's limit plus this allowance.
+    return _at_least(name, default, 0, "a negative allowance would take the answer's tokens")
+
+
+def _at_least_one(name: str, default: int, otherwise: str) -> int:
+    return _at_least(name, default, 1, f"below it every {otherwise}")
+
+
+def _kept(name: str, default: int) -> int:
+    return _at_least(name, default, 1, "below it what is written has expired already")
+
+
+def _read() -> Settings:
     return Settings(
         project_id=_project_id(),
         gemini_api_key=os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
@@ -138,11 +202,13 @@ def load_settings() -> Settings:
         gemini_location=os.environ.get("GOOGLE_CLOUD_LOCATION") or "global",
         gemini_model=os.environ.get("GEMINI_MODEL") or DEFAULT_MODEL,
         gemini_base_url=os.environ.get("GEMINI_BASE_URL") or None,
-        gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 60_000),
-        gemini_attempts=_int("GEMINI_ATTEMPTS", 3),
+        gemini_timeout_ms=_at_least("GEMINI_TIMEOUT_MS", 60_000, 1, "a try needs time"),
+        gemini_attempts=_at_least("GEMINI_ATTEMPTS", 3, 1, "it counts the first try"),
         gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
         auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 30.0),
-        research_max_runs_per_conversation=_int("RESEARCH_MAX_RUNS_PER_CONVERSATION", 50),
+        research_max_runs_per_conversation=_at_least_one(
+            "RESEARCH_MAX_RUNS_PER_CONVERSATION", 50, "run fails conversation_full"
+        ),
         research_max_evidence_items=_bounded(
             "RESEARCH_MAX_EVIDENCE_ITEMS",
             MAX_EVIDENCE_ITEMS,
@@ -152,23 +218,39 @@ def load_settings() -> Settings:
         research_max_active_runs_per_workspace=_bounded(
             "RESEARCH_MAX_ACTIVE_RUNS", 5, MAX_ACTIVE_RUNS, "one document per slot"
         ),
-        research_input_token_budget=_int("RESEARCH_INPUT_TOKEN_BUDGET", 200_000),
-        research_output_token_limit=_int("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
-        research_thinking_tokens=_int("RESEARCH_THINKING_TOKENS", 4_096),
-        research_workspace_token_budget=_int("RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000),
+        research_input_token_budget=_at_least_one(
+            "RESEARCH_INPUT_TOKEN_BUDGET", 200_000, "run fails input_too_large"
+        ),
+        research_output_token_limit=_answer_tokens("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
+        research_thinking_tokens=_thinking_tokens("RESEARCH_THINKING_TOKENS", 4_096),
+        research_workspace_token_budget=_at_least_one(
+            "RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000, "run fails budget_exhausted"
+        ),
         research_lease_seconds=_lease("RESEARCH_LEASE_SECONDS", 300),
         retention_hours=24,
-        psychologist_event_retention_hours=_int("PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
-        psychologist_heartbeat_timeout_s=_int("PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300),
-        psychologist_input_token_budget=_int("PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000),
-        psychologist_output_token_limit=_int("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
-        psychologist_thinking_tokens=_int("PSYCHOLOGIST_THINKING_TOKENS", 4_096),
-        psychologist_call_concurrency=max(_int("PSYCHOLOGIST_CALL_CONCURRENCY", 8), 1),
-        psychologist_call_seconds=_float("PSYCHOLOGIST_CALL_SECONDS", 60.0),
+        psychologist_event_retention_hours=_kept("PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
+        psychologist_heartbeat_timeout_s=_at_least_one(
+            "PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300, "open session ends at the next sweep"
+        ),
+        psychologist_input_token_budget=_at_least_one(
+            "PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000, "analysis fails input_too_large"
+        ),
+        psychologist_output_token_limit=_answer_tokens("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
+        psychologist_thinking_tokens=_thinking_tokens("PSYCHOLOGIST_THINKING_TOKENS", 4_096),
+        psychologist_call_concurrency=_at_least(
+            "PSYCHOLOGIST_CALL_CONCURRENCY", 8, 1, "it counts the calls in flight at once"
+        ),
+        psychologist_call_seconds=_positive(
+            "PSYCHOLOGIST_CALL_SECONDS", 60.0, "a call takes time, and 0 plans any log to fit"
+        ),
         psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
-        psychologist_hypothesis_retention_days=_int("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
-        psychologist_project_token_budget=_int("PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000),
-        psychologist_effect_window_days=max(_int("PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14), 1),
+        psychologist_hypothesis_retention_days=_kept("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
+        psychologist_project_token_budget=_at_least_one(
+            "PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000, "analysis fails budget_exhausted"
+        ),
+        psychologist_effect_window_days=_at_least(
+            "PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14, 1, "an empty window has no sessions"
+        ),
         schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_bounded(
             "AGENTCONNECT_RAW_TEXT_LIMIT",
@@ -176,15 +258,23 @@ def load_settings() -> Settings:
             MAX_RAW_TEXT_BYTES,
             "an evaluation's raw texts share one document",
         ),
-        agentconnect_details_retention_hours=_int("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
-        agentconnect_session_token_hours=_int("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
+        agentconnect_details_retention_hours=_kept("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
+        agentconnect_session_token_hours=_kept("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
         agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),
-        agentconnect_output_token_limit=_int("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
-        agentconnect_thinking_tokens=_int("AGENTCONNECT_THINKING_TOKENS", 512),
-        agentconnect_org_token_budget=_int("AGENTCONNECT_ORG_TOKEN_BUDGET", 5_000_000),
+        agentconnect_output_token_limit=_answer_tokens("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
+        agentconnect_thinking_tokens=_thinking_tokens("AGENTCONNECT_THINKING_TOKENS", 512),
+        agentconnect_org_token_budget=_at_least_one(
+            "AGENTCONNECT_ORG_TOKEN_BUDGET", 5_000_000, "start freezes its default target"
+        ),
         job_queue_seconds=_int("JOB_QUEUE_SECONDS", 600),
-        firestore_timeout_s=_float("FIRESTORE_TIMEOUT_S", 5.0),
+        firestore_timeout_s=_positive("FIRESTORE_TIMEOUT_S", 5.0, "a call needs time"),
     )
+
+
+def load_settings() -> Settings:
+    config = _read()
+    _check_combinations(config)
+    return config
 
 
 @cache
