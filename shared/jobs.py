@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.cloud import firestore
@@ -30,7 +31,7 @@ from google.cloud.firestore_v1 import FieldFilter
 from shared import logs
 from shared.clients import db
 from shared.codes import JobStatus, ProviderFailure
-from shared.config import Settings, settings
+from shared.config import LEASE_MARGIN_S, Settings, settings
 from shared.ids import new_ulid
 from shared.retention import utcnow
 from shared.store import Changes, read_all, transact
@@ -46,8 +47,6 @@ Outcome = TypeVar("Outcome")
 
 SWEEP_BATCH = 200
 """How many stuck jobs (or silent sessions) one scheduled sweep ends, per kind."""
-LEASE_MARGIN_S = 5.0
-"""Time kept between the end of the last Gemini call and the end of the lease, to settle."""
 
 
 def cause_of(error: GeminiError | None) -> str:
@@ -147,6 +146,34 @@ Start = Callable[[firestore.Transaction, Job], Changes | None]
 may have written the job's terminal state itself)."""
 
 
+class ClaimStep(Enum):
+    END_STUCK = "end_stuck"
+    """It sat running past its lease or waiting past its queue deadline: end it now."""
+    SKIP = "skip"
+    """It is not waiting (taken or settled): leave it."""
+    TAKE = "take"
+
+
+def claim_step(job: Job, lifecycle: Lifecycle, now: datetime) -> ClaimStep:
+    """What a worker does with a job it was handed, as read."""
+    if lifecycle.stuck(job, now):
+        return ClaimStep.END_STUCK
+    if job["status"] != lifecycle.waiting:
+        return ClaimStep.SKIP
+    return ClaimStep.TAKE
+
+
+def claim_changes(extra: Changes, lifecycle: Lifecycle, now: datetime, claim_id: str) -> Changes:
+    """What taking a job writes: `extra`, then its running status under a new claim."""
+    return {
+        **extra,
+        "status": lifecycle.running,
+        "claim": claim_id,
+        "lease_until": now + lifecycle.lease(),
+        "started_at": now,
+    }
+
+
 def claim(
     ref: firestore.DocumentReference, lifecycle: Lifecycle, start: Start | None = None
 ) -> Claim | None:
@@ -161,24 +188,17 @@ def claim(
         job: Job = snapshot.to_dict() or {}
         logs.bind(**{lifecycle.label: ref.id}, trace=job.get("trace"))
         now = utcnow()
-        if lifecycle.stuck(job, now):
+        step = claim_step(job, lifecycle, now)
+        if step is ClaimStep.END_STUCK:
             lifecycle.end(transaction, ref, job, {})
-            return None
-        if job["status"] != lifecycle.waiting:
+        if step is not ClaimStep.TAKE:
             return None
         extra = start(transaction, job) if start is not None else {}
         if extra is None:
             return None
-        lease_until = now + lifecycle.lease()
-        changes = {
-            **extra,
-            "status": lifecycle.running,
-            "claim": new_ulid(),
-            "lease_until": lease_until,
-            "started_at": now,
-        }
+        changes = claim_changes(extra, lifecycle, now, new_ulid())
         transaction.update(ref, changes)
-        return Claim(ref, changes["claim"], {**job, **changes}, lease_until, lifecycle)
+        return Claim(ref, changes["claim"], {**job, **changes}, changes["lease_until"], lifecycle)
 
     return transact(apply)
 
@@ -246,6 +266,22 @@ class Settled:
     """Whether this worker's result was written (False when its claim no longer held)."""
 
 
+class SettleStep(Enum):
+    STORE = "store"
+    """The claim holds: write the worker's result."""
+    END_LOST = "end_lost"
+    """Still running under a claim whose lease passed: end it as readers were shown it."""
+    LEAVE = "leave"
+    """No longer running (settled by the sweep or a cancel) or gone: leave it."""
+
+
+def settle_step(claimed: Claim, current: Job | None, now: datetime) -> SettleStep:
+    """What settling does with the job as it stands."""
+    if current is None or current["status"] != claimed.lifecycle.running:
+        return SettleStep.LEAVE
+    return SettleStep.STORE if claimed.holds(current, now) else SettleStep.END_LOST
+
+
 def settle(
     claimed: Claim,
     write: Write,
@@ -259,17 +295,18 @@ def settle(
     that lost its lease ends as readers were shown it, with `kept` (the worker's token
     usage, in the job's own shape); a job no longer running is left as it is. `always`
     writes what is due whatever the job's state (a token count), after the rest."""
-    lifecycle = claimed.lifecycle
 
     def apply(transaction: firestore.Transaction) -> Settled:
         by_path = read_all([claimed.ref, *refs], transaction)
         current = by_path[claimed.ref.path].to_dict()
-        if current is None or current["status"] != lifecycle.running:
+        step = settle_step(claimed, current, utcnow())
+        if current is None or step is SettleStep.LEAVE:
             settled = Settled(current["status"] if current else "missing", stored=False)
-        elif claimed.holds(current, utcnow()):
+        elif step is SettleStep.STORE:
             settled = Settled(write(transaction, current, by_path), stored=True)
         else:
-            settled = Settled(lifecycle.end(transaction, claimed.ref, current, kept), stored=False)
+            status = claimed.lifecycle.end(transaction, claimed.ref, current, kept)
+            settled = Settled(status, stored=False)
         if always is not None:
             always(transaction)
         return settled

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +37,55 @@ COMMITS = CommitRecorder()
 CHANNEL_INTERCEPTORS.extend([QUERIES, COMMITS])
 
 
+SERVICES = {"emulator", "gemini_server", "host", "api", "world", "counter"}
+"""Fixtures that start a process or a server: a test using one is not pure."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test is in one tier: `pure` where it says so (and then it may use no
+    service), else `integration`; the console's tests are also `browser`."""
+    for item in items:
+        used = SERVICES & set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("pure") is None:
+            item.add_marker(pytest.mark.integration)
+        elif used:
+            raise pytest.UsageError(f"{item.nodeid} is marked pure but uses {sorted(used)}")
+        if item.path.is_relative_to(ROOT / "tests" / "console"):
+            item.add_marker(pytest.mark.browser)
+
+
+def _refuse(what: str) -> Any:
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError(f"a pure test {what}: take its `pure` mark away")
+
+    return refused
+
+
+def _forbid_services(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _refuse("opened a connection"))
+    monkeypatch.setattr(socket.socket, "connect_ex", _refuse("opened a connection"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("started a process"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pure_run(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a run of the pure tier alone (`-m pure`), nothing opens a connection or starts a
+    process, fixtures of any scope included."""
+    if request.config.option.markexpr != "pure":
+        yield
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _forbid_services(monkeypatch)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def pure_stays_pure(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pure test that opens a connection or starts a process fails, saying so."""
+    if request.node.get_closest_marker("pure") is not None:
+        _forbid_services(monkeypatch)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when a document the suite wrote is over Firestore's 1 MiB, when a query
     it sent has no index in production, or when a composite index serves no query (so that
@@ -43,7 +95,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     found = oversized(COMMITS)
     whole = session.config.args_source == pytest.Config.ArgsSource.TESTPATHS
-    if whole and not session.config.option.keyword:
+    if whole and not session.config.option.keyword and not session.config.option.markexpr:
         found += problems(QUERIES.queries, Indexes.load())
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

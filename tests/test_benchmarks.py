@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks.counting import CallCounter
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
@@ -31,6 +33,7 @@ def test_the_counter_counts_the_documents_a_call_reads_and_writes(counter: CallC
     assert (counter.writes, counter.reads) == (3, 2 + 5 + 1)
 
 
+@pytest.mark.pure
 def test_a_run_of_some_sections_prints_the_tables_it_has() -> None:
     """`--only throughput` into a new results file prints its table, not a KeyError."""
     recorded = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))

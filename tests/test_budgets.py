@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from shared.budgets import clip_utf8, stored_size
+
+pytestmark = pytest.mark.pure
 
 
 def test_a_text_is_cut_by_utf8_bytes_and_never_inside_a_character() -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from cli import capacity
 
+pytestmark = pytest.mark.pure
+
 
 def test_docs_capacity_is_what_the_current_results_and_prices_give() -> None:
     assert capacity.TARGET.read_text(encoding="utf-8") == capacity.render(), (

@@ -38,6 +38,7 @@ def answers(url: str) -> bool:
         return False
 
 
+@pytest.mark.pure
 def test_the_committed_openapi_document_is_current() -> None:
     assert (SCHEMAS_DIR / "openapi.json").read_text(encoding="utf-8") == render(), (
         "schemas/openapi.json is stale: run 'make openapi'"
@@ -232,6 +233,7 @@ def _options(parser: argparse.ArgumentParser, path: str = "evidencia") -> Iterat
             yield path, action
 
 
+@pytest.mark.pure
 def test_every_option_of_every_command_says_what_it_does() -> None:
     from cli.main import parser
 
@@ -243,6 +245,7 @@ def test_every_option_of_every_command_says_what_it_does() -> None:
     assert silent == []
 
 
+@pytest.mark.pure
 def test_version_names_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
     from cli.main import main
 

@@ -188,6 +188,7 @@ def kind_of(entry: object) -> str:
     return "sweep" if isinstance(entry, SweepEntry) else "public"
 
 
+@pytest.mark.pure
 def test_every_function_is_deployed_with_its_cpu_concurrency_threads_and_instance_cap(
     tmp_path: Path,
 ) -> None:
@@ -212,6 +213,7 @@ def deploys(steps: list, name: str) -> list[list[str]]:  # type: ignore[type-arg
     return [s.command for s in steps if s.command[:4] == ["gcloud", "functions", "deploy", name]]
 
 
+@pytest.mark.pure
 def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
     tmp_path: Path,
 ) -> None:
@@ -270,6 +272,7 @@ def test_the_dry_run_plan_deploys_each_entry_once_with_its_trigger_and_identity(
     assert len(invokers) == len(triggers) + sum(1 for e in ENTRIES if isinstance(e, SweepEntry))
 
 
+@pytest.mark.pure
 def test_the_mcp_server_is_deployed_public_and_routed_at_mcp(tmp_path: Path) -> None:
     [command] = deploys(plan(TARGET, tmp_path), "mcp_server")
     assert "--allow-unauthenticated" in command
@@ -281,6 +284,7 @@ def test_the_mcp_server_is_deployed_public_and_routed_at_mcp(tmp_path: Path) -> 
     } in (routed)
 
 
+@pytest.mark.pure
 def test_a_new_registry_entry_is_planned_without_touching_the_deploy_code(tmp_path: Path) -> None:
     extra = replace(
         next(e for e in ENTRIES if isinstance(e, TriggerEntry)),
@@ -292,6 +296,7 @@ def test_a_new_registry_entry_is_planned_without_touching_the_deploy_code(tmp_pa
     assert "--trigger-event-filters-path-pattern=document=things/{id}" in command
 
 
+@pytest.mark.pure
 def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path) -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -324,6 +329,7 @@ def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path
     assert f"GEMINI_MODEL={settings().gemini_model}" in worker, "the host's default model"
 
 
+@pytest.mark.pure
 def test_every_public_route_has_a_hosting_rewrite() -> None:
     from cli.deploy import hosting_rewrites
 
@@ -332,12 +338,14 @@ def test_every_public_route_has_a_hosting_rewrite() -> None:
     assert [r["function"]["functionId"] for r in rewrites] == [e.name for e in public]
 
 
+@pytest.mark.pure
 def test_the_lock_files_are_current_against_pyproject() -> None:
     from cli.lock import LOCKS, PYPROJECT, stale_reason
 
     assert [stale_reason(PYPROJECT, lock, extras) for lock, extras in LOCKS] == [None, None]
 
 
+@pytest.mark.pure
 def test_the_test_lock_pins_every_runtime_package_as_the_deployed_lock_does() -> None:
     from cli.lock import LOCK, TEST_LOCK, pins_of
 
@@ -346,6 +354,7 @@ def test_the_test_lock_pins_every_runtime_package_as_the_deployed_lock_does() ->
     assert {"pytest", "ruff", "mypy", "pytest-cov"} <= set(tested) - set(runtime)
 
 
+@pytest.mark.pure
 def test_a_changed_dependency_makes_the_lock_stale(tmp_path: Path) -> None:
     from cli.lock import LOCK, PYPROJECT, TEST_LOCK, stale_reason
 
@@ -362,6 +371,7 @@ def test_a_changed_dependency_makes_the_lock_stale(tmp_path: Path) -> None:
     assert all(lines[i + 1].strip().startswith("--hash=sha256:") for i in pins)
 
 
+@pytest.mark.pure
 def test_hosting_publishes_the_console_with_its_content_security_policy(tmp_path: Path) -> None:
     firebase = build_bundle(tmp_path / "bundle") / "firebase"
     public = firebase / "public"

@@ -18,6 +18,8 @@ from functions.research import documents as research
 from functions.research.checks import contract_answer_schema, parse_answer
 from shared.validation import Schema, load_schema
 
+pytestmark = pytest.mark.pure
+
 Shape = dict[str, Any]
 """Property names and required names, nested: what two schemas must agree on."""
 

@@ -88,6 +88,7 @@ def test_the_run_worker_does_import_gemini() -> None:
     assert "google.genai" in imports_after("research_run_worker")
 
 
+@pytest.mark.pure
 def test_an_unknown_name_is_an_attribute_error() -> None:
     import main
 
@@ -115,6 +116,7 @@ def _filled(route: str) -> str:
     return re.sub(r"\{(\w+)\}", "01JC4Z8QK3M7YV2N5T9B0PXHRA", route)
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("entry", rest_entries(), ids=lambda e: e.name)
 def test_each_http_function_answers_at_its_own_url_and_at_its_public_path(
     entry: RestEntry,

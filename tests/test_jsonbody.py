@@ -7,6 +7,8 @@ import pytest
 from shared import jsonbody
 from shared.jsonbody import MAX_DEPTH
 
+pytestmark = pytest.mark.pure
+
 
 def nested(levels: int) -> bytes:
     """Objects and arrays in turn, `levels` deep (Firestore refuses an array directly

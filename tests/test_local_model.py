@@ -31,6 +31,8 @@ from functions.research.documents import Evidence
 from functions.research.prompts import build_prompt
 from shared.validation import Schema
 
+pytestmark = pytest.mark.pure
+
 
 def ask(prompt: str, schema: Schema) -> tuple[Any, str]:
     body = {

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 import requests
 from mcp.server.streamable_http import CONTENT_TYPE_JSON
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
@@ -80,6 +81,7 @@ def test_a_plain_tool_call_is_answered_as_the_sdks_transport_answers_it(
         assert without_request_ids(fast.json()) == without_request_ids(through_the_sdk(token, body))
 
 
+@pytest.mark.pure
 def test_the_protocol_versions_answered_here_are_the_sdks() -> None:
     assert set(calls.PROTOCOL_VERSIONS) <= set(SUPPORTED_PROTOCOL_VERSIONS)
     assert calls.UNSTATED_VERSION == DEFAULT_NEGOTIATED_VERSION

@@ -6,9 +6,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from openapi_spec_validator import validate
 
 from shared.validation import SCHEMAS_DIR
+
+pytestmark = pytest.mark.pure
 
 DOCUMENT = json.loads((SCHEMAS_DIR / "openapi.json").read_text(encoding="utf-8"))
 

@@ -161,6 +161,7 @@ def test_serve_accepts_an_emulator_that_delivers_its_triggers(tmp_path: Path) ->
         delivering.stop()
 
 
+@pytest.mark.pure
 def test_tools_count_only_the_hosts_started_from_their_own_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

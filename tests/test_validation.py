@@ -22,6 +22,8 @@ from shared.validation import (
     validator,
 )
 
+pytestmark = pytest.mark.pure
+
 REFERENCING = sorted(
     str(path.relative_to(SCHEMAS_DIR)).removesuffix(".json")
     for path in SCHEMAS_DIR.glob("*/*.json")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import cast
 
 from google.cloud import firestore
@@ -96,6 +97,63 @@ def _check_input_size(session_input: JsonObject) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Starting:
+    """What a session start names, as its call carries it."""
+
+    session_id: str
+    title: str
+    input: JsonObject
+    user_id: str
+    trace: str | None
+
+
+@dataclass(frozen=True)
+class StartPlan:
+    """What a start writes: its session at the agent's next `seq`, and that seq's
+    evaluation, pending, or frozen on the default target when the org's budget is spent."""
+
+    seq: int
+    session: AgentSession
+    evaluation: PendingEvaluation | Summary
+
+
+def plan_start(
+    starting: Starting,
+    agent: Agent | None,
+    already_started: bool,
+    over_budget: bool,
+    now: datetime,
+    retention: timedelta,
+) -> StartPlan:
+    """A start's decision from the agent and session it read."""
+    if agent is None or "selection_version" not in agent:
+        raise conflict("This agent has no model selection yet: PUT one first.")
+    if already_started:
+        raise conflict(f"Session {starting.session_id} has already started.")
+    seq = agent.get("last_seq", 0) + 1
+    session: AgentSession = {
+        "seq": seq,
+        "title": starting.title,
+        "input": starting.input,
+        "selection_version": agent["selection_version"],
+        "created_by": starting.user_id,
+        "created_at": now,
+        "expires_at": now + retention,
+    }
+    pending: PendingEvaluation = {
+        "seq": seq,
+        "sessionId": starting.session_id,
+        "status": EvaluationStatus.PENDING,
+        "created_at": now,
+        "fallback": agent["selection_fallback"],
+    }
+    if starting.trace is not None:
+        pending["trace"] = starting.trace
+    evaluation = fallback_summary(pending, BUDGET_SPENT, now) if over_budget else pending
+    return StartPlan(seq, session, evaluation)
+
+
 def start_session(call: Call) -> Reply:
     """Start a session: its evaluation takes the agent's next `seq`. One batched read and
     one commit that creates the evaluation at that `seq` only if no other start took it
@@ -107,7 +165,14 @@ def start_session(call: Call) -> Reply:
     created frozen with the default target, and no Gemini call is made."""
     org_id, agent_id = call.params["orgId"], call.params["id"]
     _check_input_size(call.body["input"])
-    session_id = call.body.get("sessionId") or new_ulid()
+    starting = Starting(
+        call.body.get("sessionId") or new_ulid(),
+        call.body["title"],
+        call.body["input"],
+        call.principal.user_id,
+        logs.current_trace(),
+    )
+    session_id = starting.session_id
     agent = store.agent_ref(org_id, agent_id)
     session = store.session_ref(org_id, agent_id, session_id)
     lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
@@ -121,14 +186,14 @@ def start_session(call: Call) -> Reply:
         snapshots = read_all([agent, session, *([] if over_budget else spend.shards())])
         if not over_budget:
             over_budget.append(spend.used(snapshots) >= settings().agentconnect_org_token_budget)
-        current = data_as(snapshots[agent.path], Agent)
-        if current is None or "selection_version" not in current:
-            raise conflict("This agent has no model selection yet: PUT one first.")
-        if snapshots[session.path].exists:
-            raise conflict(f"Session {session_id} has already started.")
-        fallback = current["selection_fallback"]
-        seq = current.get("last_seq", 0) + 1
-        now = utcnow()
+        decided = plan_start(
+            starting,
+            data_as(snapshots[agent.path], Agent),
+            snapshots[session.path].exists,
+            over_budget[0],
+            utcnow(),
+            retention,
+        )
         token, token_id, token_document = auth.token_document(
             user_id=call.principal.user_id,
             credential_class=auth.CredentialClass.SESSION_AUDIENCE,
@@ -138,32 +203,13 @@ def start_session(call: Call) -> Reply:
             audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
         )
         batch.create(db().collection("tokens").document(token_id), fields(token_document))
-        started: AgentSession = {
-            "seq": seq,
-            "title": call.body["title"],
-            "input": call.body["input"],
-            "selection_version": current["selection_version"],
-            "created_by": call.principal.user_id,
-            "created_at": now,
-            "expires_at": now + retention,
-        }
-        batch.create(session, fields(started))
-        pending: PendingEvaluation = {
-            "seq": seq,
-            "sessionId": session_id,
-            "status": EvaluationStatus.PENDING,
-            "created_at": now,
-            "fallback": fallback,
-        }
-        trace = logs.current_trace()
-        if trace is not None:
-            pending["trace"] = trace
-        evaluation: PendingEvaluation | Summary = pending
-        if over_budget[0]:
-            evaluation = fallback_summary(pending, BUDGET_SPENT, now)
-        batch.create(store.evaluation_ref(org_id, agent_id, seq), fields(evaluation))
-        batch.update(agent, {"last_seq": firestore.Maximum(seq)})
-        return Reply({"sessionId": session_id, "seq": seq, "sessionToken": token}, status=202)
+        batch.create(session, fields(decided.session))
+        batch.create(
+            store.evaluation_ref(org_id, agent_id, decided.seq), fields(decided.evaluation)
+        )
+        batch.update(agent, {"last_seq": firestore.Maximum(decided.seq)})
+        reply = {"sessionId": session_id, "seq": decided.seq, "sessionToken": token}
+        return Reply(reply, status=202)
 
     reply = commit_if_unchanged(plan)
     logs.bind(evaluation=str(reply.body["seq"]))

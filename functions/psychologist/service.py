@@ -7,6 +7,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -46,7 +47,6 @@ from shared.ids import new_random_id, new_ulid
 from shared.retention import is_expired, parse_instant, to_micros, utcnow
 from shared.store import (
     Changes,
-    Snapshot,
     as_stored,
     commit_if_unchanged,
     data_as,
@@ -113,6 +113,51 @@ def event_chunks(events: list[Event]) -> list[list[tuple[Event, str]]]:
     return [chunk for chunk in chunks if chunk]
 
 
+@dataclass(frozen=True)
+class SessionWrite:
+    """What a batch writes to its session: the whole document when it is the first, else
+    server-side transforms that need no read."""
+
+    create: bool
+    changes: Changes
+
+
+@dataclass(frozen=True)
+class IngestPlan:
+    fresh: list[Event]
+    """The batch's events to store, in the order sent."""
+    duplicates: int
+    session: SessionWrite | None
+    """None when the session exists and the batch brought nothing new."""
+
+
+def plan_ingest(
+    current: Session | None,
+    batch: dict[str, Event],
+    stored: dict[str, StoredEvent | None],
+    repeats: int,
+    now: datetime,
+    interval: timedelta,
+) -> IngestPlan:
+    """A batch's decision from the session and the event documents it read (by event id,
+    None when absent): an ended session takes no more events; an event stored and not
+    expired is a duplicate when its body is the same and a conflict when it is not; an
+    expired one not yet deleted by the TTL is received anew."""
+    if current is not None and current["state"] != SessionState.OPEN:
+        raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
+    fresh: list[Event] = []
+    duplicates = repeats
+    for event_id, event in batch.items():
+        known = stored.get(event_id)
+        if known is None or is_expired(known, now):
+            fresh.append(event)
+        elif known["hash"] == _canonical(event):
+            duplicates += 1
+        else:
+            raise conflict(f"Event {event_id} was already received with a different body.")
+    return IngestPlan(fresh, duplicates, _session_write(current, fresh, now, interval))
+
+
 def ingest_events(call: Call) -> Reply:
     """Store a batch of events, each once. One batched read (the session and the events'
     documents) and one commit that creates each new event's document only if it is still
@@ -129,22 +174,13 @@ def ingest_events(call: Call) -> Reply:
     def plan(writes: firestore.WriteBatch) -> Reply:
         snapshots = read_all([session, *event_refs.values()])
         held = snapshots[session.path]
-        current = data_as(held, Session)
-        if current is not None and current["state"] != SessionState.OPEN:
-            raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
+        stored = {eid: data_as(snapshots[ref.path], StoredEvent) for eid, ref in event_refs.items()}
         now = utcnow()
-        fresh: list[Event] = []
-        duplicates = repeats
-        for event_id, event in batch.items():
-            stored = snapshots[event_refs[event_id].path]
-            if not stored.exists or is_expired(stored.to_dict() or {}, now):
-                fresh.append(event)
-            elif stored.get("hash") == _canonical(event):
-                duplicates += 1
-            else:
-                raise conflict(f"Event {event_id} was already received with a different body.")
+        decided = plan_ingest(
+            data_as(held, Session), batch, stored, repeats, now, heartbeat_interval()
+        )
         expires = now + retention
-        for grouped in event_chunks(fresh):
+        for grouped in event_chunks(decided.fresh):
             chunk_ref = store.event_chunks(project_id, session_id).document(new_random_id())
             encoded = ",".join(text for _, text in grouped)
             chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
@@ -157,27 +193,26 @@ def ingest_events(call: Call) -> Reply:
                     "received_at": now,
                     "expires_at": expires,
                 }
-                # An expired event not yet deleted by the TTL is received anew.
-                stored = snapshots[event_refs[event["id"]].path]
-                write_if_unchanged(writes, stored, fields(stored_event))
-        _track_session(writes, held, fresh, now)
-        return Reply({"accepted": len(fresh), "duplicates": duplicates})
+                write_if_unchanged(
+                    writes, snapshots[event_refs[event["id"]].path], fields(stored_event)
+                )
+        if decided.session is not None and decided.session.create:
+            writes.create(session, decided.session.changes)
+        elif decided.session is not None:
+            writes.update(session, decided.session.changes)
+        return Reply({"accepted": len(decided.fresh), "duplicates": decided.duplicates})
 
     return commit_if_unchanged(plan)
 
 
-def _track_session(
-    writes: firestore.WriteBatch,
-    held: Snapshot,
-    fresh: list[Event],
-    now: datetime,
-) -> None:
+def _session_write(
+    current: Session | None, fresh: list[Event], now: datetime, interval: timedelta
+) -> SessionWrite | None:
     """Create the session with its first batch; later batches change it only by
-    transforms (count, agents, first and last event time), which need no read, and move
-    `last_seen_at` at most once per heartbeat interval."""
-    current = data_as(held, Session)
+    transforms (count, agents, first and last event time), and move `last_seen_at` at
+    most once per heartbeat `interval`."""
     if current is not None and not fresh:
-        return
+        return None
     micros = [to_micros(parse_instant(event["at"])) for event in fresh]
     agents = sorted({event["agent"] for event in fresh})
     if current is None:
@@ -191,17 +226,16 @@ def _track_session(
         if micros:
             created["first_event_micros"] = min(micros)
             created["last_event_micros"] = max(micros)
-        writes.create(held.reference, fields(created))
-        return
+        return SessionWrite(create=True, changes=fields(created))
     changes: Changes = {
         "event_count": firestore.Increment(len(fresh)),
         "agents": firestore.ArrayUnion(agents),
         "first_event_micros": firestore.Minimum(min(micros)),
         "last_event_micros": firestore.Maximum(max(micros)),
     }
-    if current.get("last_seen_at", now) <= now - heartbeat_interval():
+    if current.get("last_seen_at", now) <= now - interval:
         changes["last_seen_at"] = now
-    writes.update(held.reference, changes)
+    return SessionWrite(create=False, changes=changes)
 
 
 def heartbeat_interval() -> timedelta:

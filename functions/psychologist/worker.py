@@ -466,6 +466,59 @@ def copied_events(cited: list[Event]) -> list[Event]:
     return copied
 
 
+@dataclass(frozen=True)
+class FinishPlan:
+    """What settling an analysis writes while its claim holds."""
+
+    status: str
+    analysis: Changes
+    """The analysis document's changes."""
+    hypotheses: list[Hypothesis]
+    """Created only when it completed."""
+    outcomes: list[Outcome]
+    """Merged into each agent's outcome record whether it completed or failed."""
+
+
+def plan_finish(
+    analysis: Analysis, outcome: AnalysisWork, stored: list[Hypothesis], now: datetime
+) -> FinishPlan:
+    """The analysis's settling from its work: failed with its code, its cause and no
+    hypothesis, or completed with them; either way its usage, signals, calls and
+    rejections, and, for an ended session, each agent's outcome."""
+    session = outcome.session
+    outcomes = (
+        session_outcomes(analysis, session, outcome, stored)
+        if session is not None and session["state"] != SessionState.OPEN
+        else []
+    )
+    common: Changes = {
+        "usage": outcome.usage,
+        "signals": outcome.signals,
+        "event_count": outcome.event_count,
+        "chunk_count": outcome.chunk_count,
+        "calls": outcome.calls,
+        "rejected": stored_rejections(outcome.rejected),
+        "rejected_count": len(outcome.rejected),
+    }
+    if outcome.failure:
+        failed: Changes = {
+            **common,
+            **jobs.failure_changes(outcome.failure),
+            "finished_at": now,
+            "failure_detail": outcome.cause,
+            "hypothesis_ids": [],
+        }
+        return FinishPlan(AnalysisStatus.FAILED, failed, [], outcomes)
+    completed: Changes = {
+        **common,
+        "hypothesis_ids": [h["id"] for h in stored],
+        "status": AnalysisStatus.COMPLETED,
+        "lease_until": None,
+        "finished_at": now,
+    }
+    return FinishPlan(AnalysisStatus.COMPLETED, completed, stored, outcomes)
+
+
 def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
     analysis = as_stored(claimed.job, Analysis)
     project_id, session = analysis["project_id"], outcome.session
@@ -474,61 +527,27 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
         if session is not None
         else []
     )
-    usage: Changes = {"usage": outcome.usage}
-    outcomes = (
-        session_outcomes(analysis, session, outcome, stored)
-        if session is not None and session["state"] != SessionState.OPEN
-        else []
-    )
+    decided = plan_finish(analysis, outcome, stored, utcnow())
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        for each in outcomes:
+        for each in decided.outcomes:
             transaction.set(
                 store.outcome_ref(project_id, each["session_id"], each["agent"]),
                 outcome_changes(each),
                 merge=True,
             )
-        common: Changes = {
-            **usage,
-            "signals": outcome.signals,
-            "event_count": outcome.event_count,
-            "chunk_count": outcome.chunk_count,
-            "calls": outcome.calls,
-            "rejected": stored_rejections(outcome.rejected),
-            "rejected_count": len(outcome.rejected),
-        }
-        if outcome.failure:
-            transaction.update(
-                claimed.ref,
-                {
-                    **common,
-                    **jobs.failure_changes(outcome.failure),
-                    "failure_detail": outcome.cause,
-                    "hypothesis_ids": [],
-                },
-            )
-            return AnalysisStatus.FAILED
-        for hypothesis in stored:
+        for hypothesis in decided.hypotheses:
             transaction.create(
                 store.hypotheses(project_id).document(hypothesis["id"]), fields(hypothesis)
             )
-        transaction.update(
-            claimed.ref,
-            {
-                **common,
-                "hypothesis_ids": [h["id"] for h in stored],
-                "status": AnalysisStatus.COMPLETED,
-                "lease_until": None,
-                "finished_at": utcnow(),
-            },
-        )
-        return AnalysisStatus.COMPLETED
+        transaction.update(claimed.ref, decided.analysis)
+        return decided.status
 
     def count_tokens(transaction: firestore.Transaction) -> None:
         tokens = outcome.usage["input_tokens"] + outcome.usage["output_tokens"]
         store.spend(project_id).count(transaction, analysis["id"], tokens)
 
-    return jobs.settle(claimed, write, usage, always=count_tokens)
+    return jobs.settle(claimed, write, {"usage": outcome.usage}, always=count_tokens)
 
 
 def failed(

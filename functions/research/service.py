@@ -6,6 +6,7 @@ import hashlib
 import json
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -14,6 +15,7 @@ from google.cloud import firestore
 from functions.research import store
 from functions.research.citations import references
 from functions.research.documents import (
+    Asker,
     Conversation,
     Evidence,
     EvidenceRef,
@@ -36,7 +38,7 @@ from shared import jobs, logs
 from shared.auth import Principal
 from shared.clients import db
 from shared.codes import NO_TOKENS
-from shared.config import settings
+from shared.config import Settings, settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_uuid
@@ -228,9 +230,8 @@ def _idempotency_key(call: Call) -> str | None:
     return key
 
 
-def _refusal(conversation: Conversation, tokens_used: int) -> str | None:
+def _refusal(conversation: Conversation, tokens_used: int, config: Settings) -> str | None:
     """Why a new run fails at once: its conversation is full, or the budget is spent."""
-    config = settings()
     if conversation["run_count"] >= config.research_max_runs_per_conversation:
         return FailureCode.CONVERSATION_FULL
     if tokens_used >= config.research_workspace_token_budget:
@@ -238,17 +239,47 @@ def _refusal(conversation: Conversation, tokens_used: int) -> str | None:
     return None
 
 
-def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
-    config = settings()
-    now = utcnow()
-    refusal = _refusal(conversation, tokens_used)
+@dataclass(frozen=True)
+class Asked:
+    """What an ask names, as its call carries it."""
+
+    body: JsonObject
+    body_hash: str
+    asker: Asker
+    keyed: bool
+    """Whether it came with an Idempotency-Key, to be remembered with its run."""
+    trace: str | None
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A key used before: the answer is that ask's run, read again."""
+
+    run_id: str
+
+
+@dataclass(frozen=True)
+class AskPlan:
+    """What a new ask writes: its run, the slot it takes while it waits or runs (None when
+    it failed at once), the conversation's new run count and the remembered key."""
+
+    run: Run
+    slot: Slot | None
+    run_count: int
+    remembered: Remembered | None
+
+
+def _new_run(
+    asked: Asked, conversation: Conversation, tokens_used: int, now: datetime, config: Settings
+) -> Run:
+    refusal = _refusal(conversation, tokens_used, config)
     run: Run = {
-        "workspace_id": call.body["workspace_id"],
-        "conversation_id": call.body["conversation_id"],
+        "workspace_id": asked.body["workspace_id"],
+        "conversation_id": asked.body["conversation_id"],
         "conversation_revision": conversation["revision"],
         "generation": conversation["run_count"] + 1,
-        "request_kind": call.body["request_kind"],
-        "question": call.body.get("question"),
+        "request_kind": asked.body["request_kind"],
+        "question": asked.body.get("question"),
         "status": RunStatus.QUEUED if refusal is None else RunStatus.FAILED,
         "failure_code": refusal,
         "created_at": now,
@@ -256,15 +287,43 @@ def _new_run(call: Call, conversation: Conversation, tokens_used: int) -> Run:
         "lease_until": None,
         "model_id": None,
         "model_version": None,
-        "asker": {"user_id": call.principal.user_id, "token_id": call.principal.token_id},
+        "asker": asked.asker,
         "message": None,
         "rejected": [],
         "usage": NO_TOKENS.copy(),
     }
-    trace = logs.current_trace()
-    if trace is not None:
-        run["trace"] = trace
+    if asked.trace is not None:
+        run["trace"] = asked.trace
     return run
+
+
+def plan_ask(
+    asked: Asked,
+    conversation: Conversation,
+    remembered: Remembered | None,
+    tokens_used: int,
+    run_id: str,
+    now: datetime,
+    config: Settings,
+) -> AskPlan | Replay:
+    """An ask's decision from what it read: replay the key's run (a key used with another
+    request is a conflict), or a new run, queued with a slot held until its queue
+    deadline and lease have both passed, or failed at once and holding none."""
+    if remembered is not None:
+        if remembered["request_hash"] != asked.body_hash:
+            raise conflict("This Idempotency-Key was used with a different request.")
+        return Replay(remembered["run_id"])
+    run = _new_run(asked, conversation, tokens_used, now, config)
+    slot: Slot | None = None
+    if run["status"] == RunStatus.QUEUED:
+        until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)
+        slot = {"run_id": run_id, "until": until}
+    kept: Remembered | None = (
+        {"run_id": run_id, "request_hash": asked.body_hash, "expires_at": run["expires_at"]}
+        if asked.keyed
+        else None
+    )
+    return AskPlan(run, slot, conversation["run_count"] + 1, kept)
 
 
 def _rate_limited() -> ApiError:
@@ -275,12 +334,10 @@ def _rate_limited() -> ApiError:
     )
 
 
-def _replay(workspace_id: str, remembered: Remembered, body_hash: str) -> Reply:
+def _replay(workspace_id: str, run_id: str) -> Reply:
     """The answer an earlier ask with the same Idempotency-Key gave, read again."""
-    if remembered["request_hash"] != body_hash:
-        raise conflict("This Idempotency-Key was used with a different request.")
-    run = live_as(store.run_ref(workspace_id, remembered["run_id"]).get(), Run, "The run")
-    return _accepted(remembered["run_id"], run, run["conversation_revision"])
+    run = live_as(store.run_ref(workspace_id, run_id).get(), Run, "The run")
+    return _accepted(run_id, run, run["conversation_revision"])
 
 
 def _accepted(run_id: str, run: Run, revision: int) -> Reply:
@@ -321,7 +378,6 @@ def ask(call: Call) -> Reply:
     is answered from reads alone; asks lost to a concurrent one read again."""
     workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
     key = _idempotency_key(call)
-    body_hash = _request_hash(call.body)
     key_ref = (
         store.idempotency_ref(workspace_id, _idempotency_hash(call.principal.user_id, key))
         if key
@@ -334,36 +390,35 @@ def ask(call: Call) -> Reply:
     )
     spend = store.spend(workspace_id)
 
+    asked = Asked(
+        call.body,
+        _request_hash(call.body),
+        {"user_id": call.principal.user_id, "token_id": call.principal.token_id},
+        keyed=key_ref is not None,
+        trace=logs.current_trace(),
+    )
+
     def plan(batch: firestore.WriteBatch) -> Reply:
         refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *spend.shards()]
         snapshots = read_all(refs)
         holder = snapshots[conversation.path]
         current = _live_conversation(holder)
         remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
-        if remembered is not None:
-            return _replay(workspace_id, remembered, body_hash)
-        now = utcnow()
-        run_id = new_uuid()
-        run = _new_run(call, current, spend.used(snapshots))
-        if run["status"] == RunStatus.QUEUED:
+        now, run_id = utcnow(), new_uuid()
+        decided = plan_ask(asked, current, remembered, spend.used(snapshots), run_id, now, config)
+        if isinstance(decided, Replay):
+            return _replay(workspace_id, decided.run_id)
+        run = decided.run
+        if decided.slot is not None:
             slot = _free_slot([snapshots[r.path] for r in first_slots], later_slots, now)
             if slot is None:
                 raise _rate_limited()
-            until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)
-            taken: Slot = {"run_id": run_id, "until": until}
-            write_if_unchanged(batch, slot, fields(taken))
+            write_if_unchanged(batch, slot, fields(decided.slot))
             run["slot"] = slot.reference.id
         batch.create(store.run_ref(workspace_id, run_id), fields(run))
-        batch.update(
-            conversation, {"run_count": current["run_count"] + 1}, option=unchanged_since(holder)
-        )
-        if key_ref is not None:
-            remember: Remembered = {
-                "run_id": run_id,
-                "request_hash": body_hash,
-                "expires_at": run["expires_at"],
-            }
-            write_if_unchanged(batch, snapshots[key_ref.path], fields(remember))
+        batch.update(conversation, {"run_count": decided.run_count}, option=unchanged_since(holder))
+        if key_ref is not None and decided.remembered is not None:
+            write_if_unchanged(batch, snapshots[key_ref.path], fields(decided.remembered))
         return _accepted(run_id, run, current["revision"])
 
     reply = commit_if_unchanged(plan)

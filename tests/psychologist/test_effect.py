@@ -156,6 +156,7 @@ def test_the_effect_reads_the_hypothesis_then_counts_and_reads_no_other_document
         ((10, 10, 0, 10), (0.0476, 0.0032, 0.7165)),
     ],
 )
+@pytest.mark.pure
 def test_the_interval_is_katz_interval_on_the_log_risk_ratio(
     counts: tuple[int, int, int, int], expected: tuple[float, float, float]
 ) -> None:
@@ -165,6 +166,7 @@ def test_the_interval_is_katz_interval_on_the_log_risk_ratio(
     assert (compared["ratio"], compared["low"], compared["high"]) == expected
 
 
+@pytest.mark.pure
 def test_the_minimum_is_above_the_smallest_windows_that_can_show_a_change() -> None:
     """Every session before showing the pattern and none after: six a side cannot exclude
     no change, seven can, and the minimum keeps a margin over seven."""

@@ -26,6 +26,7 @@ def failed_with(research: Research, code: str) -> dict[str, object]:
     return stored_run(research, run_id)
 
 
+@pytest.mark.pure
 def test_the_default_model_is_a_current_generally_available_one() -> None:
     profile = PROFILES[DEFAULT_MODEL]
     assert profile.stage == "ga"
