@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint chromium openapi bench capacity lock
+.PHONY: run test test-fast lint chromium openapi bench capacity lock
 
 $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	@command -v npx >/dev/null || { echo "error: checking the console's formatting needs Node.js (npx): 'sudo apt-get install -y nodejs npm'" >&2; exit 1; }
 	npx --yes $(PRETTIER) --check console/
 
@@ -51,9 +52,14 @@ test: lint chromium
 	$(BIN)/evidencia doctor
 	$(BIN)/pytest --cov --cov-report=term
 
+# The pure tests alone (no emulator, browser, subprocess or network): the inner loop.
+test-fast: $(STAMP)
+	$(BIN)/pytest -m pure -q
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 	$(BIN)/evidencia capacity
+	$(BIN)/evidencia performance
 
 capacity: $(STAMP)
 	$(BIN)/evidencia capacity

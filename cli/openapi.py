@@ -207,7 +207,7 @@ def _authority(entry: RestEntry, operation: Operation) -> str:
     who = (
         f"a token with `{access.capability}` whose user holds at least the `{operation.role}` role"
     )
-    if operation.audience:
+    if operation.audience is not None:
         who += " (or the session's own session token)"
     return f"Needs {who} in the {access.tenant_kind}."
 
@@ -225,7 +225,7 @@ def _operation(entry: RestEntry, operation: Operation, used: set[str]) -> dict[s
             "capability": access.capability,
             "tenant": access.tenant_kind,
             "role": operation.role if access.tenant_kind else None,
-            "sessionToken": operation.audience,
+            "sessionToken": operation.audience is not None,
         },
         "parameters": _parameters(entry, operation) + headers,
         "responses": _responses(operation, used),

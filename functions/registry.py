@@ -2,7 +2,10 @@
 
 The list is data (`registry.json`, next to this module), turned here into typed entries:
 this module imports nothing from the APIs, so reading it costs next to nothing at cold
-start. Adding an endpoint is an entry there and a module under `functions/<api>/entry/`.
+start. It is the one wiring: each operation names there its domain function, what else
+admits it (a session's own token) and, when it is an MCP tool, what a model reads of it;
+`functions.endpoints` imports them by name. Adding an endpoint is an entry there and a
+module under `functions/<api>/entry/`.
 """
 
 from __future__ import annotations
@@ -25,11 +28,25 @@ class Access:
 
 
 @dataclass(frozen=True)
+class McpTool:
+    """An operation that is also an MCP tool: what a model reads to decide when to call it."""
+
+    name: str
+    description: str
+    read_only: bool
+    listed_as: str | None = None
+    """For a bare-array response: the property that holds the array in the tool's output."""
+
+
+@dataclass(frozen=True)
 class Operation:
-    """One method served at an HTTP entry point's route, with its published schemas and
-    the least tenant role that may call it."""
+    """One method served at an HTTP entry point's route, with its published schemas, the
+    least tenant role that may call it and the domain function that answers it."""
 
     method: str
+    handler: str | None = None
+    """The domain function, `module:function`; None for a sweep or the MCP server, whose
+    entry module serves it."""
     summary: str = ""
     """Set to the entry's summary when the registry declares none."""
     request_schema: str | None = None
@@ -41,12 +58,16 @@ class Operation:
     """The least role in the tenant that may call it."""
     errors: tuple[int, ...] = ()
     """Error statuses it may answer beyond those every operation may (see `error_statuses`)."""
-    audience: bool = False
-    """Also admits the `session_audience` token of the session the call is about."""
+    audience: str | None = None
+    """Set when it also admits the `session_audience` token of the session the call is
+    about: the authorizer, `module:function`, that holds such a token to that session (in
+    place of `shared.http.default_authorizer`)."""
     headers: tuple[str, ...] = ()
     """Request headers it reads beyond `x-request-id` (`Idempotency-Key`)."""
     page_header: str | None = None
     """The response header that carries the next page's token, for a paged list."""
+    mcp: McpTool | None = None
+    """Set when the MCP server serves it as a tool."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,13 +129,23 @@ SWEEP_SCHEDULE = "* * * * *"
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
 
 
-def _operation(declared: dict[str, Any], entry_summary: str) -> Operation:
+def _in_api(api: str, reference: str | None) -> str | None:
+    """A `module:function` declared under an API's package, named from the top."""
+    return f"functions.{api}.{reference}" if reference else None
+
+
+def _operation(declared: dict[str, Any], entry_summary: str, api: str) -> Operation:
+    """A REST operation as declared: its handler (and authorizer) under `functions.<api>`."""
+    mcp = declared.get("mcp")
     return Operation(
         **{
             **declared,
             "summary": declared.get("summary") or entry_summary,
+            "handler": _in_api(api, declared["handler"]),
+            "audience": _in_api(api, declared.get("audience")),
             "errors": tuple(declared.get("errors", ())),
             "headers": tuple(declared.get("headers", ())),
+            "mcp": McpTool(**mcp) if mcp else None,
         }
     )
 
@@ -143,7 +174,9 @@ def _entry(declared: dict[str, Any], access: dict[str, Access]) -> Entry:
         )
     if "document" in declared:
         return TriggerEntry(**where, **declared)
-    operations = tuple(_operation(op, declared["summary"]) for op in declared.pop("operations"))
+    operations = tuple(
+        _operation(op, declared["summary"], api) for op in declared.pop("operations")
+    )
     return RestEntry(**where, access=access[api], operations=operations, **declared)
 
 
@@ -175,6 +208,15 @@ def public_operations() -> tuple[tuple[RestEntry, Operation], ...]:
     """Every public REST operation with its entry: what OpenAPI documents, MCP serves as
     tools and the hosting routes."""
     return tuple((entry, operation) for entry in rest_entries() for operation in entry.operations)
+
+
+def mcp_tools() -> tuple[tuple[RestEntry, Operation, McpTool], ...]:
+    """Every operation the MCP server serves as a tool, with its entry and the tool."""
+    return tuple(
+        (entry, operation, operation.mcp)
+        for entry, operation in public_operations()
+        if operation.mcp is not None
+    )
 
 
 def trigger_entries() -> tuple[TriggerEntry, ...]:

@@ -25,6 +25,7 @@ from typing import Any, NotRequired, TypedDict
 from cachetools import TTLCache
 from google.cloud import firestore
 
+from shared.clients import RESETS
 from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_random_id
@@ -252,6 +253,9 @@ def clear_auth_cache() -> None:
     """Forget everything every auth cache remembers (settings changed, or tests)."""
     for cache in _CACHES:
         cache.clear()
+
+
+RESETS.append(clear_auth_cache)
 
 
 def _claimed_user(encoded: str | None) -> str | None:

@@ -1,13 +1,14 @@
 """Lazily built, cached clients: one Firestore and one Gemini client per instance.
 
 The builders are the one seam for tests: they read settings (which point at the
-emulator and at the Gemini protocol test server) and `reset_clients()` drops the cache.
+emulator and at the Gemini protocol test server) and `reset_clients()` drops the cache,
+and with it what other modules remember of them (`RESETS`).
 """
 
 from __future__ import annotations
 
-import sys
 import threading
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -107,13 +108,15 @@ def _gemini() -> genai.Client:
     return genai.Client(api_key=config.gemini_api_key, http_options=options)
 
 
-def reset_clients() -> None:
-    from shared.auth import clear_auth_cache
+RESETS: list[Callable[[], None]] = []
+"""What `reset_clients()` also forgets: each module that remembers what the clients or the
+settings told it registers its own reset here when imported (so this module imports none
+of them)."""
 
-    clear_auth_cache()
+
+def reset_clients() -> None:
     settings.cache_clear()
     db.cache_clear()
     _gemini.cache_clear()
-    gemini_module = sys.modules.get("shared.gemini")
-    if gemini_module is not None:
-        gemini_module.forget_refusals()
+    for reset in RESETS:
+        reset()

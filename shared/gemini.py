@@ -26,7 +26,7 @@ import tenacity
 from google.auth import exceptions as auth_exceptions
 from google.genai import errors, types
 
-from shared.clients import gemini
+from shared.clients import RESETS, gemini
 from shared.codes import ProviderFailure, TokenUsage
 from shared.config import settings
 from shared.models import profile_of
@@ -139,6 +139,9 @@ _REFUSED_LOGPROBS: set[str] = set()
 def forget_refusals() -> None:
     """Ask every model for log-probabilities again (a new client, a changed setting)."""
     _REFUSED_LOGPROBS.clear()
+
+
+RESETS.append(forget_refusals)
 
 
 _KEY_PARAMETER = re.compile(r"([?&](?:key|api_key)=)[^&#\s\"']+", re.IGNORECASE)
@@ -299,8 +302,7 @@ def _call(
         )
 
     retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max(config.gemini_attempts, 1))
-        | _OutOfTime(pacing, deadline),
+        stop=tenacity.stop_after_attempt(config.gemini_attempts) | _OutOfTime(pacing, deadline),
         wait=pacing,
         retry=tenacity.retry_if_exception(_retryable),
         reraise=True,

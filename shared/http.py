@@ -221,7 +221,7 @@ class Route:
 
     endpoint: Endpoint
     handler: Callable[[Call], Reply]
-    authorizer: Authorizer = default_authorizer
+    authorizer: Authorizer
 
 
 def _route_for(request: flask.Request, routes: dict[str, Route]) -> Route:
@@ -236,18 +236,8 @@ def _route_for(request: flask.Request, routes: dict[str, Route]) -> Route:
     return route
 
 
-def handle(
-    request: flask.Request,
-    endpoint: Endpoint,
-    handler: Callable[[Call], Reply],
-    authorizer: Authorizer = default_authorizer,
-) -> flask.Response:
-    """Run one request through the boundary and the domain handler."""
-    return handle_methods(request, {endpoint.method: Route(endpoint, handler, authorizer)})
-
-
 def handle_methods(request: flask.Request, routes: dict[str, Route]) -> flask.Response:
-    """Like `handle`, for an entry point that serves several methods at one route."""
+    """Run one request through the boundary and the domain handler of its method's route."""
 
     def produce(request_id: str) -> Reply:
         route = _route_for(request, routes)

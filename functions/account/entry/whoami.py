@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.account import service
-from functions.endpoints import endpoint
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("account_whoami")
+ROUTES = routes("account_whoami")
 
 
 @functions_framework.http
 def account_whoami(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.whoami)
+    return handle_methods(request, ROUTES)

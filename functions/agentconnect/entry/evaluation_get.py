@@ -6,14 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.agentconnect import service
-from functions.agentconnect.audience import audience_authorizer
-from functions.endpoints import endpoint
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("agentconnect_evaluation_get")
+ROUTES = routes("agentconnect_evaluation_get")
 
 
 @functions_framework.http
 def agentconnect_evaluation_get(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.get_evaluation, audience_authorizer)
+    return handle_methods(request, ROUTES)

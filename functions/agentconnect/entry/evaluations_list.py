@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.agentconnect import service
-from functions.endpoints import endpoint
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("agentconnect_evaluations_list")
+ROUTES = routes("agentconnect_evaluations_list")
 
 
 @functions_framework.http
 def agentconnect_evaluations_list(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.list_evaluations)
+    return handle_methods(request, ROUTES)

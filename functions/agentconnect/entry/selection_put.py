@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.agentconnect import service
-from functions.endpoints import endpoint
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("agentconnect_selection_put")
+ROUTES = routes("agentconnect_selection_put")
 
 
 @functions_framework.http
 def agentconnect_selection_put(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.put_selection)
+    return handle_methods(request, ROUTES)

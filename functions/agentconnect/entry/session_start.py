@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.agentconnect import service
-from functions.endpoints import endpoint
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("agentconnect_session_start")
+ROUTES = routes("agentconnect_session_start")
 
 
 @functions_framework.http
 def agentconnect_session_start(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.start_session)
+    return handle_methods(request, ROUTES)

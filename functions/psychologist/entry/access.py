@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import permissions
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_access")
+ROUTES = routes("psychologist_access")
 
 
 @functions_framework.http
 def psychologist_access(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, permissions.access)
+    return handle_methods(request, ROUTES)

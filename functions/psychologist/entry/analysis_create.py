@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_analysis_create")
+ROUTES = routes("psychologist_analysis_create")
 
 
 @functions_framework.http
 def psychologist_analysis_create(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.create_analysis)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import calibrations
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_calibration")
+ROUTES = routes("psychologist_calibration")
 
 
 @functions_framework.http
 def psychologist_calibration(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, calibrations.calibration)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_hypotheses_list")
+ROUTES = routes("psychologist_hypotheses_list")
 
 
 @functions_framework.http
 def psychologist_hypotheses_list(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.list_hypotheses)
+    return handle_methods(request, ROUTES)

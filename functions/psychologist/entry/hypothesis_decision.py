@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_hypothesis_decision")
+ROUTES = routes("psychologist_hypothesis_decision")
 
 
 @functions_framework.http
 def psychologist_hypothesis_decision(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.decide)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_hypothesis_decisions")
+ROUTES = routes("psychologist_hypothesis_decisions")
 
 
 @functions_framework.http
 def psychologist_hypothesis_decisions(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.decision_history)
+    return handle_methods(request, ROUTES)

@@ -7,13 +7,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import effects
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("psychologist_hypothesis_effect")
+ROUTES = routes("psychologist_hypothesis_effect")
 
 
 @functions_framework.http
 def psychologist_hypothesis_effect(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, effects.effect)
+    return handle_methods(request, ROUTES)

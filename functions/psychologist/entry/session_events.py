@@ -6,15 +6,10 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.psychologist import service
-from shared.http import Route, handle_methods
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-NAME = "psychologist_session_events"
-ROUTES = {
-    "POST": Route(endpoint(NAME, method="POST"), service.ingest_events),
-    "GET": Route(endpoint(NAME, method="GET"), service.read_events),
-}
+ROUTES = routes("psychologist_session_events")
 
 
 @functions_framework.http

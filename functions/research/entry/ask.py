@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.research import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("research_ask")
+ROUTES = routes("research_ask")
 
 
 @functions_framework.http
 def research_ask(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.ask)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.research import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("research_conversation_create")
+ROUTES = routes("research_conversation_create")
 
 
 @functions_framework.http
 def research_conversation_create(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.create_conversation)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.research import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("research_evidence_read")
+ROUTES = routes("research_evidence_read")
 
 
 @functions_framework.http
 def research_evidence_read(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.read_evidence)
+    return handle_methods(request, ROUTES)

@@ -6,13 +6,12 @@ import flask
 import functions_framework
 from flask.typing import ResponseReturnValue
 
-from functions.endpoints import endpoint
-from functions.research import service
-from shared.http import handle
+from functions.endpoints import routes
+from shared.http import handle_methods
 
-ENDPOINT = endpoint("research_status")
+ROUTES = routes("research_status")
 
 
 @functions_framework.http
 def research_status(request: flask.Request) -> ResponseReturnValue:
-    return handle(request, ENDPOINT, service.status)
+    return handle_methods(request, ROUTES)
