@@ -32,6 +32,10 @@ def parser() -> argparse.ArgumentParser:
         "capacity", help="regenerate docs/capacity.md from the bench's results and the prices"
     )
     capacity.add_argument("--check", action="store_true", help="fail if the file is stale")
+    performance = commands.add_parser(
+        "performance", help="regenerate docs/performance.md from the bench's results"
+    )
+    performance.add_argument("--check", action="store_true", help="fail if the file is stale")
     lock = commands.add_parser(
         "lock", help="regenerate requirements.lock (runtime dependencies pinned with hashes)"
     )
@@ -130,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             from cli.openapi import write
 
             return write(check=args.check)
-        elif args.command == "capacity":
-            from cli.capacity import write as write_capacity
+        elif args.command in ("capacity", "performance"):
+            from cli import capacity, performance
 
-            return write_capacity(check=args.check)
+            write_page = capacity.write if args.command == "capacity" else performance.write
+            return write_page(check=args.check)
         else:
             admin.run(args)
     except (admin.AdminError, EmulatorError, HostError) as error:

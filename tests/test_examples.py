@@ -117,11 +117,13 @@ def test_a_walkthrough_with_no_host_on_its_port_says_so_in_one_sentence(
     assert said.startswith(f"No Evidencia host answers at http://127.0.0.1:{port}: ")
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
-def test_the_readme_shows_each_walkthroughs_steps_in_order(script: Path) -> None:
+def test_the_apis_page_shows_its_walkthroughs_steps_in_order(script: Path) -> None:
+    """`examples/research.sh` is walked through in `docs/research.md`, and so on."""
     steps = re.findall(r'^step "(.*)"$', script.read_text(), re.MULTILINE)
-    readme = (ROOT / "README.md").read_text()
-    shown = [readme.find(step.replace('\\"', '"')) for step in steps]
+    page = (ROOT / "docs" / f"{script.stem}.md").read_text()
+    shown = [page.find(step.replace('\\"', '"')) for step in steps]
     assert steps
     assert -1 not in shown, [step for step, at in zip(steps, shown, strict=True) if at == -1]
     assert shown == sorted(shown)
