@@ -1,6 +1,6 @@
 """Bursts on one document and mixed load on one workspace, with real threads against the
 local host: what each request answered and how long it took. The figures behind the
-README's "Firestore in production" section."""
+"Firestore in production" section of docs/operations.md."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ be sent, the implicit cache's minimum prefix, and the token limits. A model name
 the table gets `UNKNOWN`: no log-probabilities, no thinking parameter (the request's
 `max_output_tokens` still bounds thinking), the model's own temperature.
 
-Read on 2026-12-01 from Google's pages (the README lists them): the models page
+Read on 2026-12-01 from Google's pages (docs/gemini.md lists them): the models page
 (ai.google.dev/gemini-api/docs/models), the deprecations page
 (ai.google.dev/gemini-api/docs/deprecations), thinking (ai.google.dev/gemini-api/docs/thinking
 and the Vertex AI thinking page), context caching (ai.google.dev/gemini-api/docs/caching) and

@@ -5,7 +5,8 @@ Each collection group the code writes is classified below: either it holds user 
 text, and then every document in it must carry `expires_at` and the group must have a
 TTL policy in `firestore.indexes.json`; or it holds none. A group the walk finds that
 is in neither list fails the test, so a new collection must be classified. The same walk
-holds the README's rule for stored names: a camelCase field is one the contract names."""
+holds the rule for stored names (docs/architecture.md): a camelCase field is one the
+contract names."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ class Console:
 
     def snapshot(self, name: str) -> None:
         """A screenshot of the whole page now, beside the one taken when the test ends;
-        also into the folder CONSOLE_SCREENSHOTS names, when it is set (the README's
+        also into the folder CONSOLE_SCREENSHOTS names, when it is set (docs/console.md's
         pictures: `CONSOLE_SCREENSHOTS=docs/screenshots pytest tests/console`)."""
         self.page.screenshot(path=str(self.folder / f"{name}.png"), full_page=True)
         published = os.environ.get("CONSOLE_SCREENSHOTS")
