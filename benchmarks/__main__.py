@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     from cli import local_model
     from cli.gemini_stand_in import GeminiTestServer
     from cli.host import LocalHost
-    from shared.clients import reset_clients
+    from shared.instance import renew
 
     signal.signal(signal.SIGTERM, _stop)
     host_port = emulator_module.free_port()
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["GEMINI_BASE_URL"] = gemini.url
     env = {**os.environ}
     count_round_trips()
-    reset_clients()
+    renew()
     host = LocalHost(host_port, emulator, owns_emulator=False)
     try:
         _phase("seeding")

@@ -4,7 +4,6 @@ local host: what each request answered and how long it took. The figures behind 
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -121,16 +120,14 @@ def _ask(label: str, workspace: str, conversation: str, key: str | None = None) 
 
 @contextmanager
 def _active_run_limit(limit: int) -> Iterator[None]:
-    from shared.config import settings
+    from shared.instance import Instance, install, instance
 
-    before = os.environ["RESEARCH_MAX_ACTIVE_RUNS"]
-    os.environ["RESEARCH_MAX_ACTIVE_RUNS"] = str(limit)
-    settings.cache_clear()
+    before = instance()
+    install(Instance({**before.environ, "RESEARCH_MAX_ACTIVE_RUNS": str(limit)}))
     try:
         yield
     finally:
-        os.environ["RESEARCH_MAX_ACTIVE_RUNS"] = before
-        settings.cache_clear()
+        install(before)
 
 
 def ask_bursts(sender: Sender, gemini: Any) -> dict[str, Any]:

@@ -50,7 +50,8 @@ COUNTER = CallCounter()
 
 
 def count_round_trips() -> None:
-    """Every Firestore client built from now on (after `reset_clients`) counts on COUNTER."""
+    """Every Firestore client built from now on (by an instance made after this call, see
+    `shared.instance.renew`) counts on COUNTER."""
     from shared.clients import CHANNEL_INTERCEPTORS
 
     CHANNEL_INTERCEPTORS.append(COUNTER)

@@ -55,8 +55,8 @@ def list_growth(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]:
 def growth(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]:
     from functions.research.documents import Evidence
     from functions.research.prompts import build_prompt
-    from shared.config import settings
     from shared.gemini import estimate_tokens
+    from shared.instance import settings
 
     results: dict[str, Any] = {}
     results["hypotheses_list"] = list_growth(seed, env, rounds)
@@ -115,7 +115,7 @@ def analysis_preparation(project: str, session_id: str) -> dict[str, Any]:
     from functions.psychologist.prompts import analysis_calls
     from functions.psychologist.signals import find_signals
     from functions.psychologist.worker import load_log
-    from shared.config import settings
+    from shared.instance import settings
 
     def prepare() -> list[Any]:
         analysis = cast(Analysis, {"project_id": project, "session_id": session_id})

@@ -164,7 +164,7 @@ def warm_latency(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]
 def round_trips(seed: Seed) -> dict[str, Any]:
     """Calls each request makes to Firestore, cold (first request of an instance) and
     warm, beside the floor's, counted by the interceptor on the client's channel."""
-    from shared.clients import reset_clients
+    from shared.instance import instance, renew
 
     headers = {"Authorization": f"Bearer {seed.token}"}
     seed.sessions = {"project": "RTRIPSA", "floor": "RTRIPSF"}
@@ -173,7 +173,7 @@ def round_trips(seed: Seed) -> dict[str, Any]:
         counts: dict[str, list[list[str]]] = {}
         documents: dict[str, int] = {}
         for side, source, target in (("project", MAIN, case.name), ("floor", FLOOR, case.floor)):
-            reset_clients()
+            renew(instance().environ)
             client = function_client(source, target)
             counts[side] = []
             for index in range(2):

@@ -16,8 +16,9 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from shared import auth
-from shared.clients import db, reset_clients
+from shared.clients import db
 from shared.ids import new_ulid
+from shared.instance import renew
 from shared.retention import utcnow
 from shared.validation import issues_for
 
@@ -393,7 +394,7 @@ def run(args: argparse.Namespace) -> None:
     before = {name: os.environ.get(name) for name in _TARGET_VARIABLES}
     where = _target(args.port, args.project)
     if any(os.environ.get(name) != value for name, value in before.items()):
-        reset_clients()
+        renew()
     print(f"Firestore: {where}", file=sys.stderr)
     try:
         COMMANDS[(args.group, args.action)](args)

@@ -235,7 +235,7 @@ class LocalHost:
         schedule_interval_s: float | None = None,
         listener: socket.socket | None = None,
     ) -> None:
-        from shared.config import settings
+        from shared.instance import settings
 
         self.port = port
         self.emulator = emulator
@@ -301,7 +301,7 @@ def bind(port: int) -> socket.socket:
 
 def open_host(port: int, listener: socket.socket) -> LocalHost:
     """The emulator named by FIRESTORE_EMULATOR_HOST, or a new one delivering to `port`."""
-    from shared.config import settings
+    from shared.instance import settings
 
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if external:
@@ -373,13 +373,13 @@ def model_line(config: Settings) -> str:
 def _use_local_model() -> GeminiTestServer:
     """Start the local development model and point this process's Gemini client at it."""
     from cli import local_model
-    from shared.clients import reset_clients
+    from shared.instance import renew
 
     model = local_model.start()
     os.environ["GEMINI_BASE_URL"] = model.url
     os.environ["GEMINI_API_KEY"] = os.environ.get("GEMINI_API_KEY") or "evidencia-local"
     os.environ["GOOGLE_GENAI_USE_VERTEXAI"] = "false"
-    reset_clients()
+    renew()
     return model
 
 
@@ -389,7 +389,7 @@ def _say(line: str) -> None:
 
 
 def serve(port: int, local_model: bool = False) -> None:
-    from shared.config import settings
+    from shared.instance import settings
 
     logs.setup()
     signal.signal(signal.SIGTERM, _interrupt)

@@ -66,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
 def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
     """Say what the local host will use, or fail with what to install."""
     from cli.emulator import find_jar, find_java
-    from shared.config import settings
+    from shared.instance import settings
 
     found: dict[str, str] = {}
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
@@ -98,7 +98,7 @@ def probe_delivery(port: int) -> str:
     short-lived host there); raises `HostError` when it does not."""
     from cli.emulator import Emulator
     from cli.host import LocalHost, bind, check_delivery
-    from shared.config import settings
+    from shared.instance import settings
 
     try:
         listener = bind(port)

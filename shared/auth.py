@@ -25,10 +25,9 @@ from typing import Any, NotRequired, TypedDict
 from cachetools import TTLCache
 from google.cloud import firestore
 
-from shared.clients import RESETS
-from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.ids import new_random_id
+from shared.instance import Instance, instance
 from shared.retention import utcnow
 from shared.store import data_as
 
@@ -202,7 +201,11 @@ def token_is_live(data: TokenDocument, now: datetime | None = None) -> bool:
     return deadline is None or deadline > (now or utcnow())
 
 
-_CACHES: list[AuthCache] = []
+@dataclass
+class _Remembered:
+    lock: threading.Lock
+    entries: TTLCache[Any, Any] | None
+    """None when `AUTH_CACHE_SECONDS` turns remembering off."""
 
 
 class AuthCache:
@@ -210,52 +213,37 @@ class AuthCache:
     `AUTH_CACHE_SECONDS`: a revoked token, an expired one or a removed member is refused
     at the latest that long after the change (a token's own expiry is checked on every
     use). At most `MAX_ENTRIES`, the least recently used dropped first; safe across the
-    threads of one instance."""
+    threads of one instance. The entries are the instance's (`shared.instance`): a new
+    instance remembers nothing."""
 
     MAX_ENTRIES = 10_000
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: TTLCache[Any, Any] | None = None
-        _CACHES.append(self)
+    def _remembered(self) -> _Remembered:
+        return instance().get(self._build)
 
-    def _cache(self) -> TTLCache[Any, Any] | None:
-        lifetime = settings().auth_cache_seconds
-        if lifetime <= 0:
-            return None
-        if self._entries is None:
-            self._entries = TTLCache(maxsize=self.MAX_ENTRIES, ttl=lifetime)
-        return self._entries
+    def _build(self, owner: Instance) -> _Remembered:
+        lifetime = owner.settings.auth_cache_seconds
+        entries: TTLCache[Any, Any] | None = (
+            TTLCache(maxsize=self.MAX_ENTRIES, ttl=lifetime) if lifetime > 0 else None
+        )
+        return _Remembered(threading.Lock(), entries)
 
     def get(self, key: Any) -> tuple[bool, Any]:
-        with self._lock:
-            cache = self._cache()
-            if cache is None or key not in cache:
+        remembered = self._remembered()
+        with remembered.lock:
+            if remembered.entries is None or key not in remembered.entries:
                 return False, None
-            return True, cache[key]
+            return True, remembered.entries[key]
 
     def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            cache = self._cache()
-            if cache is not None:
-                cache[key] = value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries = None
+        remembered = self._remembered()
+        with remembered.lock:
+            if remembered.entries is not None:
+                remembered.entries[key] = value
 
 
 _tokens = AuthCache()
 _memberships = AuthCache()
-
-
-def clear_auth_cache() -> None:
-    """Forget everything every auth cache remembers (settings changed, or tests)."""
-    for cache in _CACHES:
-        cache.clear()
-
-
-RESETS.append(clear_auth_cache)
 
 
 def _claimed_user(encoded: str | None) -> str | None:

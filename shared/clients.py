@@ -1,21 +1,16 @@
-"""Lazily built, cached clients: one Firestore and one Gemini client per instance.
-
-The builders are the one seam for tests: they read settings (which point at the
-emulator and at the Gemini protocol test server) and `reset_clients()` drops the cache,
-and with it what other modules remember of them (`RESETS`).
+"""The instance's clients: one Firestore and one Gemini client, built on first use from
+its settings and kept by the instance (`shared.instance`), so a new instance (other
+settings: the emulator, the Gemini test server) builds new ones.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.cloud import firestore
 
-from shared.config import settings
+from shared.instance import Instance, instance
 from shared.wire import EVENT_HOOKS
 
 if TYPE_CHECKING:
@@ -50,10 +45,13 @@ def firestore_client(project: str | None) -> firestore.Client:
     return client
 
 
-@cache
 def db() -> firestore.Client:
-    client = firestore_client(settings().project_id)
-    _bound_every_call(client, settings().firestore_timeout_s)
+    return instance().get(build_firestore)
+
+
+def build_firestore(owner: Instance) -> firestore.Client:
+    client = firestore_client(owner.settings.project_id)
+    _bound_every_call(client, owner.settings.firestore_timeout_s)
     return client
 
 
@@ -74,23 +72,17 @@ def _bound_every_call(client: firestore.Client, seconds: float) -> None:
         wrapped._timeout = attempt_s
 
 
-_GEMINI_BUILD = threading.Lock()
-
-
 def gemini() -> genai.Client:
-    """The instance's one Gemini client. Built under a lock: concurrent first calls (a
-    worker's parallel chunk calls) would otherwise each build one, and a client dropped
-    by the cache closes the connection pool the other calls are using."""
-    with _GEMINI_BUILD:
-        return _gemini()
+    """The instance's one Gemini client (concurrent first calls, a worker's parallel chunk
+    calls, build it once)."""
+    return instance().get(_gemini)
 
 
-@cache
-def _gemini() -> genai.Client:
+def _gemini(owner: Instance) -> genai.Client:
     from google import genai
     from google.genai import types
 
-    config = settings()
+    config = owner.settings
     # One try per library call: `shared.gemini` makes the tries, bounded by the job's time.
     options = types.HttpOptions(
         base_url=config.gemini_base_url,
@@ -106,17 +98,3 @@ def _gemini() -> genai.Client:
             http_options=options,
         )
     return genai.Client(api_key=config.gemini_api_key, http_options=options)
-
-
-RESETS: list[Callable[[], None]] = []
-"""What `reset_clients()` also forgets: each module that remembers what the clients or the
-settings told it registers its own reset here when imported (so this module imports none
-of them)."""
-
-
-def reset_clients() -> None:
-    settings.cache_clear()
-    db.cache_clear()
-    _gemini.cache_clear()
-    for reset in RESETS:
-        reset()

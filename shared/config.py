@@ -1,21 +1,21 @@
-"""Typed settings, read from the environment once per instance."""
+"""Typed settings, read from an environment (the instance keeps them: `shared.instance`)."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import TypeVar
 
 from shared.models import DEFAULT_MODEL, Backend
 
 T = TypeVar("T", int, float)
+Environ = Mapping[str, str]
 
 
-def _number(name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
-    raw = os.environ.get(name)
+def _number(env: Environ, name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
+    raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -24,8 +24,8 @@ def _number(name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
         raise ValueError(f"{name} must be {kind}, got {raw!r}") from None
 
 
-def _int(name: str, default: int) -> int:
-    return _number(name, default, int, "an integer")
+def _int(env: Environ, name: str, default: int) -> int:
+    return _number(env, name, default, int, "an integer")
 
 
 def _real(raw: str) -> float:
@@ -36,19 +36,19 @@ def _real(raw: str) -> float:
     return value
 
 
-def _float(name: str, default: float) -> float:
-    return _number(name, default, _real, "a number")
+def _float(env: Environ, name: str, default: float) -> float:
+    return _number(env, name, default, _real, "a number")
 
 
-def _at_least(name: str, default: int, floor: int, why: str) -> int:
-    value = _int(name, default)
+def _at_least(env: Environ, name: str, default: int, floor: int, why: str) -> int:
+    value = _int(env, name, default)
     if value < floor:
         raise ValueError(f"{name} must be at least {floor} ({why}), got {value}")
     return value
 
 
-def _positive(name: str, default: float, why: str) -> float:
-    value = _float(name, default)
+def _positive(env: Environ, name: str, default: float, why: str) -> float:
+    value = _float(env, name, default)
     if value <= 0:
         raise ValueError(f"{name} must be more than 0 ({why}), got {value:g}")
     return value
@@ -65,8 +65,8 @@ MAX_RAW_TEXT_BYTES = 32_768
 input: 22 texts of 32 KiB and the input take about 770 KB of the document's 1 MiB."""
 
 
-def _bounded(name: str, default: int, ceiling: int, why: str) -> int:
-    limit = _int(name, default)
+def _bounded(env: Environ, name: str, default: int, ceiling: int, why: str) -> int:
+    limit = _int(env, name, default)
     if not 1 <= limit <= ceiling:
         raise ValueError(f"{name} must be 1 to {ceiling} ({why}), got {limit}")
     return limit
@@ -81,11 +81,11 @@ LEASE_MARGIN_S = 5.0
 (the claim's deadline in `shared.jobs`)."""
 
 
-def _lease(name: str, default: int) -> int:
+def _lease(env: Environ, name: str, default: int) -> int:
     """A worker lease: every Gemini call of the job ends inside it, and the lease ends
     inside the function's timeout, so a job always settles before its function stops.
     A lease no longer than its margin leaves a deadline already passed at the claim."""
-    lease = _int(name, default)
+    lease = _int(env, name, default)
     floor, ceiling = math.floor(LEASE_MARGIN_S) + 1, WORKER_TIMEOUT_S - SETTLE_MARGIN_S
     if not floor <= lease <= ceiling:
         raise ValueError(
@@ -148,14 +148,14 @@ class Settings:
         return Backend.VERTEX if self.gemini_use_vertex else Backend.DEVELOPER
 
 
-def _project_id() -> str | None:
+def _project_id(env: Environ) -> str | None:
     """The configured project; against the emulator `demo-evidencia`, the emulator's own;
     otherwise None, so that the client finds it from the environment it runs in."""
     for name in ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GCP_PROJECT"):
-        value = os.environ.get(name)
+        value = env.get(name)
         if value:
             return value
-    return "demo-evidencia" if os.environ.get("FIRESTORE_EMULATOR_HOST") else None
+    return "demo-evidencia" if env.get("FIRESTORE_EMULATOR_HOST") else None
 
 
 def _one_analysis_call_fits_its_lease(config: Settings) -> None:
@@ -177,107 +177,109 @@ def _check_combinations(config: Settings) -> None:
     _one_analysis_call_fits_its_lease(config)
 
 
-def _answer_tokens(name: str, default: int) -> int:
-    return _at_least(name, default, 1, "the answer needs at least one token of its own")
+def _answer_tokens(env: Environ, name: str, default: int) -> int:
+    return _at_least(env, name, default, 1, "the answer needs at least one token of its own")
 
 
-def _thinking_tokens(name: str, default: int) -> int:
+def _thinking_tokens(env: Environ, name: str, default: int) -> int:
     # `max_output_tokens` is the answer's limit plus this allowance.
-    return _at_least(name, default, 0, "a negative allowance would take the answer's tokens")
+    return _at_least(env, name, default, 0, "a negative allowance would take the answer's tokens")
 
 
-def _at_least_one(name: str, default: int, otherwise: str) -> int:
-    return _at_least(name, default, 1, f"below it every {otherwise}")
+def _at_least_one(env: Environ, name: str, default: int, otherwise: str) -> int:
+    return _at_least(env, name, default, 1, f"below it every {otherwise}")
 
 
-def _kept(name: str, default: int) -> int:
-    return _at_least(name, default, 1, "below it what is written has expired already")
+def _kept(env: Environ, name: str, default: int) -> int:
+    return _at_least(env, name, default, 1, "below it what is written has expired already")
 
 
-def _read() -> Settings:
+def _read(env: Environ) -> Settings:
     return Settings(
-        project_id=_project_id(),
-        gemini_api_key=os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
-        gemini_use_vertex=os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
-        gemini_location=os.environ.get("GOOGLE_CLOUD_LOCATION") or "global",
-        gemini_model=os.environ.get("GEMINI_MODEL") or DEFAULT_MODEL,
-        gemini_base_url=os.environ.get("GEMINI_BASE_URL") or None,
-        gemini_timeout_ms=_at_least("GEMINI_TIMEOUT_MS", 60_000, 1, "a try needs time"),
-        gemini_attempts=_at_least("GEMINI_ATTEMPTS", 3, 1, "it counts the first try"),
-        gemini_initial_delay_s=_float("GEMINI_INITIAL_DELAY_S", 1.0),
-        auth_cache_seconds=_float("AUTH_CACHE_SECONDS", 30.0),
+        project_id=_project_id(env),
+        gemini_api_key=env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"),
+        gemini_use_vertex=env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
+        gemini_location=env.get("GOOGLE_CLOUD_LOCATION") or "global",
+        gemini_model=env.get("GEMINI_MODEL") or DEFAULT_MODEL,
+        gemini_base_url=env.get("GEMINI_BASE_URL") or None,
+        gemini_timeout_ms=_at_least(env, "GEMINI_TIMEOUT_MS", 60_000, 1, "a try needs time"),
+        gemini_attempts=_at_least(env, "GEMINI_ATTEMPTS", 3, 1, "it counts the first try"),
+        gemini_initial_delay_s=_float(env, "GEMINI_INITIAL_DELAY_S", 1.0),
+        auth_cache_seconds=_float(env, "AUTH_CACHE_SECONDS", 30.0),
         research_max_runs_per_conversation=_at_least_one(
-            "RESEARCH_MAX_RUNS_PER_CONVERSATION", 50, "run fails conversation_full"
+            env, "RESEARCH_MAX_RUNS_PER_CONVERSATION", 50, "run fails conversation_full"
         ),
         research_max_evidence_items=_bounded(
+            env,
             "RESEARCH_MAX_EVIDENCE_ITEMS",
             MAX_EVIDENCE_ITEMS,
             MAX_EVIDENCE_ITEMS,
             "the conversation document keeps each item's revision",
         ),
         research_max_active_runs_per_workspace=_bounded(
-            "RESEARCH_MAX_ACTIVE_RUNS", 5, MAX_ACTIVE_RUNS, "one document per slot"
+            env, "RESEARCH_MAX_ACTIVE_RUNS", 5, MAX_ACTIVE_RUNS, "one document per slot"
         ),
         research_input_token_budget=_at_least_one(
-            "RESEARCH_INPUT_TOKEN_BUDGET", 200_000, "run fails input_too_large"
+            env, "RESEARCH_INPUT_TOKEN_BUDGET", 200_000, "run fails input_too_large"
         ),
-        research_output_token_limit=_answer_tokens("RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
-        research_thinking_tokens=_thinking_tokens("RESEARCH_THINKING_TOKENS", 4_096),
+        research_output_token_limit=_answer_tokens(env, "RESEARCH_OUTPUT_TOKEN_LIMIT", 8_192),
+        research_thinking_tokens=_thinking_tokens(env, "RESEARCH_THINKING_TOKENS", 4_096),
         research_workspace_token_budget=_at_least_one(
-            "RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000, "run fails budget_exhausted"
+            env, "RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000, "run fails budget_exhausted"
         ),
-        research_lease_seconds=_lease("RESEARCH_LEASE_SECONDS", 300),
+        research_lease_seconds=_lease(env, "RESEARCH_LEASE_SECONDS", 300),
         retention_hours=24,
-        psychologist_event_retention_hours=_kept("PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
+        psychologist_event_retention_hours=_kept(env, "PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
         psychologist_heartbeat_timeout_s=_at_least_one(
-            "PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300, "open session ends at the next sweep"
+            env, "PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S", 300, "open session ends at the next sweep"
         ),
         psychologist_input_token_budget=_at_least_one(
-            "PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000, "analysis fails input_too_large"
+            env, "PSYCHOLOGIST_INPUT_TOKEN_BUDGET", 100_000, "analysis fails input_too_large"
         ),
-        psychologist_output_token_limit=_answer_tokens("PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192),
-        psychologist_thinking_tokens=_thinking_tokens("PSYCHOLOGIST_THINKING_TOKENS", 4_096),
+        psychologist_output_token_limit=_answer_tokens(
+            env, "PSYCHOLOGIST_OUTPUT_TOKEN_LIMIT", 8_192
+        ),
+        psychologist_thinking_tokens=_thinking_tokens(env, "PSYCHOLOGIST_THINKING_TOKENS", 4_096),
         psychologist_call_concurrency=_at_least(
-            "PSYCHOLOGIST_CALL_CONCURRENCY", 8, 1, "it counts the calls in flight at once"
+            env, "PSYCHOLOGIST_CALL_CONCURRENCY", 8, 1, "it counts the calls in flight at once"
         ),
         psychologist_call_seconds=_positive(
-            "PSYCHOLOGIST_CALL_SECONDS", 60.0, "a call takes time, and 0 plans any log to fit"
+            env, "PSYCHOLOGIST_CALL_SECONDS", 60.0, "a call takes time, and 0 plans any log to fit"
         ),
-        psychologist_lease_seconds=_lease("PSYCHOLOGIST_LEASE_SECONDS", 480),
-        psychologist_hypothesis_retention_days=_kept("PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90),
+        psychologist_lease_seconds=_lease(env, "PSYCHOLOGIST_LEASE_SECONDS", 480),
+        psychologist_hypothesis_retention_days=_kept(
+            env, "PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90
+        ),
         psychologist_project_token_budget=_at_least_one(
-            "PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000, "analysis fails budget_exhausted"
+            env, "PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000, "analysis fails budget_exhausted"
         ),
         psychologist_effect_window_days=_at_least(
-            "PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14, 1, "an empty window has no sessions"
+            env, "PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14, 1, "an empty window has no sessions"
         ),
-        schedule_interval_s=_float("SCHEDULE_INTERVAL_S", 30.0),
+        schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_bounded(
+            env,
             "AGENTCONNECT_RAW_TEXT_LIMIT",
             16_384,
             MAX_RAW_TEXT_BYTES,
             "an evaluation's raw texts share one document",
         ),
-        agentconnect_details_retention_hours=_kept("AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
-        agentconnect_session_token_hours=_kept("AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
-        agentconnect_lease_seconds=_lease("AGENTCONNECT_LEASE_SECONDS", 180),
-        agentconnect_output_token_limit=_answer_tokens("AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
-        agentconnect_thinking_tokens=_thinking_tokens("AGENTCONNECT_THINKING_TOKENS", 512),
+        agentconnect_details_retention_hours=_kept(env, "AGENTCONNECT_DETAILS_RETENTION_HOURS", 24),
+        agentconnect_session_token_hours=_kept(env, "AGENTCONNECT_SESSION_TOKEN_HOURS", 24),
+        agentconnect_lease_seconds=_lease(env, "AGENTCONNECT_LEASE_SECONDS", 180),
+        agentconnect_output_token_limit=_answer_tokens(env, "AGENTCONNECT_OUTPUT_TOKEN_LIMIT", 256),
+        agentconnect_thinking_tokens=_thinking_tokens(env, "AGENTCONNECT_THINKING_TOKENS", 512),
         agentconnect_org_token_budget=_at_least_one(
-            "AGENTCONNECT_ORG_TOKEN_BUDGET", 5_000_000, "start freezes its default target"
+            env, "AGENTCONNECT_ORG_TOKEN_BUDGET", 5_000_000, "start freezes its default target"
         ),
-        job_queue_seconds=_int("JOB_QUEUE_SECONDS", 600),
-        firestore_timeout_s=_positive("FIRESTORE_TIMEOUT_S", 5.0, "a call needs time"),
+        job_queue_seconds=_int(env, "JOB_QUEUE_SECONDS", 600),
+        firestore_timeout_s=_positive(env, "FIRESTORE_TIMEOUT_S", 5.0, "a call needs time"),
     )
 
 
-def load_settings() -> Settings:
-    config = _read()
+def load_settings(environ: Environ | None = None) -> Settings:
+    """The settings `environ` gives (the process's environment when None), or a
+    `ValueError` saying in one sentence which cannot work and why."""
+    config = _read(os.environ if environ is None else environ)
     _check_combinations(config)
     return config
-
-
-@cache
-def settings() -> Settings:
-    """The instance's settings; tests call `settings.cache_clear()` after changing env."""
-    return load_settings()

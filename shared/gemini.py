@@ -26,9 +26,9 @@ import tenacity
 from google.auth import exceptions as auth_exceptions
 from google.genai import errors, types
 
-from shared.clients import RESETS, gemini
+from shared.clients import gemini
 from shared.codes import ProviderFailure, TokenUsage
-from shared.config import settings
+from shared.instance import Instance, instance, settings
 from shared.models import profile_of
 from shared.retention import utcnow
 from shared.validation import Schema
@@ -132,16 +132,13 @@ class Refusal:
         return scrub(text)[:DETAIL_LIMIT]
 
 
-_REFUSED_LOGPROBS: set[str] = set()
-"""Models this instance has seen refuse `responseLogprobs`: never asked for them again."""
+def _no_refusals(_owner: Instance) -> set[str]:
+    return set()
 
 
-def forget_refusals() -> None:
-    """Ask every model for log-probabilities again (a new client, a changed setting)."""
-    _REFUSED_LOGPROBS.clear()
-
-
-RESETS.append(forget_refusals)
+def _refused_logprobs() -> set[str]:
+    """Models this instance has seen refuse `responseLogprobs`: never asked for them again."""
+    return instance().get(_no_refusals)
 
 
 _KEY_PARAMETER = re.compile(r"([?&](?:key|api_key)=)[^&#\s\"']+", re.IGNORECASE)
@@ -335,7 +332,7 @@ def _request_config(
 def _logprobs_accepted() -> bool:
     config = settings()
     profile = profile_of(config.gemini_model)
-    return config.gemini_backend in profile.logprobs and profile.name not in _REFUSED_LOGPROBS
+    return config.gemini_backend in profile.logprobs and profile.name not in _refused_logprobs()
 
 
 def _refuses_logprobs(error: errors.APIError) -> bool:
@@ -370,7 +367,7 @@ def generate_json(
             except errors.APIError as error:
                 if not (ask_logprobs and _refuses_logprobs(error)):
                     raise
-                _REFUSED_LOGPROBS.add(profile_of(config.gemini_model).name)
+                _refused_logprobs().add(profile_of(config.gemini_model).name)
                 response = _call(prompt, _request_config(system, schema, output, False), deadline)
         except errors.APIError as error:
             detail = refusal_of(error).describe()

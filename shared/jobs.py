@@ -31,8 +31,9 @@ from google.cloud.firestore_v1 import FieldFilter
 from shared import logs
 from shared.clients import db
 from shared.codes import JobStatus, ProviderFailure
-from shared.config import LEASE_MARGIN_S, Settings, settings
+from shared.config import LEASE_MARGIN_S, Settings
 from shared.ids import new_ulid
+from shared.instance import settings
 from shared.retention import utcnow
 from shared.store import Changes, read_all, transact
 

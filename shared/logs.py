@@ -71,7 +71,7 @@ class _Stdout(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def _project() -> str:
-    from shared.config import settings
+    from shared.instance import settings
 
     return settings().project_id or "-"
 

@@ -15,7 +15,8 @@ from benchmarks.counting import CallCounter
 from cli import emulator as emulator_module
 from cli.gemini_stand_in import GeminiTestServer
 from cli.host import LocalHost
-from shared.clients import CHANNEL_INTERCEPTORS, reset_clients
+from shared.clients import CHANNEL_INTERCEPTORS
+from shared.instance import Instance, install, instance, renew
 from tests.api import Api, Configure, World
 from tests.firestore_indexes import Indexes, QueryRecorder, problems
 from tests.firestore_sizes import CommitRecorder, oversized
@@ -128,7 +129,7 @@ def gemini_server() -> Iterator[GeminiTestServer]:
     server = GeminiTestServer().start()
     os.environ.update(BASE_ENV)
     os.environ["GEMINI_BASE_URL"] = server.url
-    reset_clients()
+    renew()
     try:
         yield server
     finally:
@@ -162,7 +163,7 @@ def clean(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         assert local.delivered_probe(timeout=10)
         assert local.in_flight.wait_idle(timeout=30)
     monkeypatch.undo()
-    reset_clients()
+    renew()
 
 
 @pytest.fixture
@@ -170,23 +171,44 @@ def counter(emulator: emulator_module.Emulator) -> Iterator[CallCounter]:
     """Every Firestore call this process makes from now on, by method name."""
     counting = CallCounter()
     CHANNEL_INTERCEPTORS.append(counting)
-    reset_clients()
+    renew(instance().environ)
     yield counting
     CHANNEL_INTERCEPTORS.remove(counting)
-    reset_clients()
+    renew(instance().environ)
+
+
+LIBRARY_VARIABLES = frozenset(
+    {
+        "FIRESTORE_EMULATOR_HOST",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+    }
+)
+"""Also read by the client libraries themselves (google-cloud-firestore, google-auth,
+google-genai), from the process's environment: a test that changes one sets it there too."""
 
 
 @pytest.fixture
 def configure(monkeypatch: pytest.MonkeyPatch) -> Configure:
-    """Change settings for one test: `configure(RESEARCH_MAX_ACTIVE_RUNS="1")`."""
+    """Change settings for one test, `configure(RESEARCH_MAX_ACTIVE_RUNS="1")` (None takes
+    one away): a new instance reads them, nothing built before is kept."""
 
     def apply(**env: str | None) -> None:
+        environ = dict(instance().environ)
         for name, value in env.items():
             if value is None:
-                monkeypatch.delenv(name, raising=False)
+                environ.pop(name, None)
             else:
+                environ[name] = value
+            if name in LIBRARY_VARIABLES and value is None:
+                monkeypatch.delenv(name, raising=False)
+            elif name in LIBRARY_VARIABLES and value is not None:
                 monkeypatch.setenv(name, value)
-        reset_clients()
+        install(Instance(environ))
 
     return apply
 

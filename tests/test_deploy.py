@@ -24,7 +24,7 @@ from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator
 from cli.main import main as evidencia
 from functions.registry import ENTRIES, McpEntry, RestEntry, SweepEntry, TriggerEntry
-from shared.config import settings
+from shared.instance import settings
 from tests.api import wait_for
 
 TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")

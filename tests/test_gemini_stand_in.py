@@ -8,7 +8,7 @@ from google.genai import types
 
 from cli.gemini_stand_in import GeminiTestServer
 from shared.clients import gemini
-from shared.config import settings
+from shared.instance import settings
 from tests.api import wait_for
 
 

@@ -9,7 +9,7 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
-from shared.config import settings
+from shared.instance import settings
 from shared.jobs import Claim, ClaimStep, Lifecycle, SettleStep, claim_changes, claim_step
 from shared.jobs import settle_step as step_of
 from shared.store import Changes

@@ -1,90 +1,60 @@
-"""Settings are read once and refused when out of range, before anything runs."""
+"""Settings are read once and refused when out of range, before anything runs: each test
+reads an environment of its own, holding only what it sets."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
 from shared.config import Settings, load_settings
 
-SETTINGS_PREFIXES = ("GEMINI_", "RESEARCH_", "PSYCHOLOGIST_", "AGENTCONNECT_")
-OTHER_SETTINGS = {
-    "AUTH_CACHE_SECONDS",
-    "JOB_QUEUE_SECONDS",
-    "FIRESTORE_TIMEOUT_S",
-    "SCHEDULE_INTERVAL_S",
-}
 
-
-@pytest.fixture(autouse=True)
-def defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts from the defaults, whatever the shell or an earlier test set."""
-    for name in list(os.environ):
-        if name.startswith(SETTINGS_PREFIXES) or name in OTHER_SETTINGS:
-            monkeypatch.delenv(name)
-
-
-def configured(monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return load_settings()
+def configured(**env: str) -> Settings:
+    """The settings of an environment that holds `env` alone."""
+    return load_settings(env)
 
 
 def test_the_defaults_are_accepted() -> None:
-    assert load_settings().psychologist_call_seconds == 60.0
+    assert load_settings({}).psychologist_call_seconds == 60.0
 
 
 @pytest.mark.parametrize("value", ["0", "1001"])
-def test_an_active_run_limit_beyond_one_document_per_slot_is_refused(
-    monkeypatch: pytest.MonkeyPatch, value: str
-) -> None:
-    monkeypatch.setenv("RESEARCH_MAX_ACTIVE_RUNS", value)
+def test_an_active_run_limit_beyond_one_document_per_slot_is_refused(value: str) -> None:
     with pytest.raises(ValueError, match="RESEARCH_MAX_ACTIVE_RUNS must be 1 to 1000"):
-        load_settings()
+        configured(RESEARCH_MAX_ACTIVE_RUNS=value)
 
 
-def test_the_largest_active_run_limit_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RESEARCH_MAX_ACTIVE_RUNS", "1000")
-    assert load_settings().research_max_active_runs_per_workspace == 1000
+def test_the_largest_active_run_limit_is_accepted() -> None:
+    assert (
+        configured(RESEARCH_MAX_ACTIVE_RUNS="1000").research_max_active_runs_per_workspace == 1000
+    )
 
 
 @pytest.mark.parametrize("value", ["0", "32769"])
-def test_a_raw_text_limit_past_what_one_details_document_holds_is_refused(
-    monkeypatch: pytest.MonkeyPatch, value: str
-) -> None:
-    monkeypatch.setenv("AGENTCONNECT_RAW_TEXT_LIMIT", value)
+def test_a_raw_text_limit_past_what_one_details_document_holds_is_refused(value: str) -> None:
     with pytest.raises(ValueError, match="AGENTCONNECT_RAW_TEXT_LIMIT must be 1 to 32768"):
-        load_settings()
+        configured(AGENTCONNECT_RAW_TEXT_LIMIT=value)
 
 
-def test_a_lease_shorter_than_one_planned_call_is_refused(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_lease_shorter_than_one_planned_call_is_refused() -> None:
     refusal = (
         "PSYCHOLOGIST_CALL_SECONDS (60) must be less than PSYCHOLOGIST_LEASE_SECONDS (20) "
         "less the 5 s kept to settle (15 s): every analysis would fail input_too_large "
         "before one Gemini call, whatever the log's size"
     )
     with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
-        configured(monkeypatch, PSYCHOLOGIST_LEASE_SECONDS="20")
+        configured(PSYCHOLOGIST_LEASE_SECONDS="20")
 
 
-def test_a_call_planned_for_all_the_lease_leaves_is_refused(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_call_planned_for_all_the_lease_leaves_is_refused() -> None:
     """By the time the plan is made the claim and the log's read have taken some of it."""
     with pytest.raises(ValueError, match=r"^PSYCHOLOGIST_CALL_SECONDS \(15\) must be less"):
-        configured(monkeypatch, PSYCHOLOGIST_LEASE_SECONDS="20", PSYCHOLOGIST_CALL_SECONDS="15")
+        configured(PSYCHOLOGIST_LEASE_SECONDS="20", PSYCHOLOGIST_CALL_SECONDS="15")
 
 
-def test_a_call_planned_for_just_under_what_the_lease_leaves_is_accepted(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    config = configured(
-        monkeypatch, PSYCHOLOGIST_LEASE_SECONDS="20", PSYCHOLOGIST_CALL_SECONDS="14.999"
-    )
+def test_a_call_planned_for_just_under_what_the_lease_leaves_is_accepted() -> None:
+    config = configured(PSYCHOLOGIST_LEASE_SECONDS="20", PSYCHOLOGIST_CALL_SECONDS="14.999")
     assert (config.psychologist_lease_seconds, config.psychologist_call_seconds) == (20, 14.999)
 
 
@@ -94,18 +64,18 @@ LEASES = ["RESEARCH_LEASE_SECONDS", "PSYCHOLOGIST_LEASE_SECONDS", "AGENTCONNECT_
 @pytest.mark.parametrize("name", LEASES)
 @pytest.mark.parametrize("value", ["5", "511"])
 def test_a_lease_within_its_margin_or_past_the_function_timeout_is_refused(
-    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+    name: str, value: str
 ) -> None:
     with pytest.raises(ValueError, match=rf"^{name} must be 6 to 510 seconds \(.+\), got {value}$"):
-        configured(monkeypatch, PSYCHOLOGIST_CALL_SECONDS="0.5", **{name: value})
+        configured(PSYCHOLOGIST_CALL_SECONDS="0.5", **{name: value})
 
 
 @pytest.mark.parametrize("name", LEASES)
 @pytest.mark.parametrize("value", ["6", "510"])
 def test_a_lease_from_one_second_past_its_margin_to_the_function_timeout_is_accepted(
-    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+    name: str, value: str
 ) -> None:
-    config = configured(monkeypatch, PSYCHOLOGIST_CALL_SECONDS="0.5", **{name: value})
+    config = configured(PSYCHOLOGIST_CALL_SECONDS="0.5", **{name: value})
     assert getattr(config, name.lower()) == int(value)
 
 
@@ -137,18 +107,16 @@ FLOOR_IDS = [name for name, _, _ in FLOORS]
 
 @pytest.mark.parametrize(("name", "field", "floor"), FLOORS, ids=FLOOR_IDS)
 def test_a_count_below_the_least_that_can_work_is_refused(
-    monkeypatch: pytest.MonkeyPatch, name: str, field: str, floor: int
+    name: str, field: str, floor: int
 ) -> None:
     below = floor - 1
     with pytest.raises(ValueError, match=rf"^{name} must be at least {floor} \(.+\), got {below}$"):
-        configured(monkeypatch, **{name: str(below)})
+        configured(**{name: str(below)})
 
 
 @pytest.mark.parametrize(("name", "field", "floor"), FLOORS, ids=FLOOR_IDS)
-def test_the_least_count_that_can_work_is_accepted(
-    monkeypatch: pytest.MonkeyPatch, name: str, field: str, floor: int
-) -> None:
-    assert getattr(configured(monkeypatch, **{name: str(floor)}), field) == floor
+def test_the_least_count_that_can_work_is_accepted(name: str, field: str, floor: int) -> None:
+    assert getattr(configured(**{name: str(floor)}), field) == floor
 
 
 DURATIONS = [
@@ -159,18 +127,14 @@ DURATIONS = [
 
 @pytest.mark.parametrize(("name", "field"), DURATIONS)
 @pytest.mark.parametrize("value", ["0", "-1"])
-def test_a_duration_of_no_time_is_refused(
-    monkeypatch: pytest.MonkeyPatch, name: str, field: str, value: str
-) -> None:
+def test_a_duration_of_no_time_is_refused(name: str, field: str, value: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name} must be more than 0 \(.+\), got {value}$"):
-        configured(monkeypatch, **{name: value})
+        configured(**{name: value})
 
 
 @pytest.mark.parametrize(("name", "field"), DURATIONS)
-def test_the_shortest_duration_is_accepted(
-    monkeypatch: pytest.MonkeyPatch, name: str, field: str
-) -> None:
-    assert getattr(configured(monkeypatch, **{name: "0.001"}), field) == 0.001
+def test_the_shortest_duration_is_accepted(name: str, field: str) -> None:
+    assert getattr(configured(**{name: "0.001"}), field) == 0.001
 
 
 FLOATS = [
@@ -183,19 +147,15 @@ FLOATS = [
 
 
 @pytest.mark.parametrize("name", FLOATS)
-def test_not_a_number_is_refused(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+def test_not_a_number_is_refused(name: str) -> None:
     """NaN compares false with everything: as PSYCHOLOGIST_CALL_SECONDS it would fail
     every analysis input_too_large while passing every range check."""
     with pytest.raises(ValueError, match=rf"^{name} must be a number, got 'nan'$"):
-        configured(monkeypatch, **{name: "nan"})
+        configured(**{name: "nan"})
 
 
-def test_zero_turns_off_the_backoff_the_auth_cache_and_the_schedule(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    config = configured(
-        monkeypatch, GEMINI_INITIAL_DELAY_S="0", AUTH_CACHE_SECONDS="0", SCHEDULE_INTERVAL_S="0"
-    )
+def test_zero_turns_off_the_backoff_the_auth_cache_and_the_schedule() -> None:
+    config = configured(GEMINI_INITIAL_DELAY_S="0", AUTH_CACHE_SECONDS="0", SCHEDULE_INTERVAL_S="0")
     assert (config.gemini_initial_delay_s, config.auth_cache_seconds) == (0.0, 0.0)
     assert config.schedule_interval_s == 0.0
 
@@ -246,8 +206,8 @@ SUITE_SETTINGS = [
 
 @pytest.mark.parametrize("env", SUITE_SETTINGS, ids=[",".join(env) for env in SUITE_SETTINGS])
 def test_every_combination_the_test_suite_and_benchmarks_set_is_accepted(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
+    env: dict[str, str],
 ) -> None:
     """Budgets below one call's output are among them: a budget is checked before a job,
     so the job that crosses it still runs."""
-    assert configured(monkeypatch, **env) is not None
+    assert configured(**env) is not None

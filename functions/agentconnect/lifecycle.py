@@ -14,7 +14,7 @@ from functions.agentconnect.documents import (
     PendingEvaluation,
     Summary,
 )
-from shared.config import settings
+from shared.instance import settings
 from shared.jobs import Job, Lifecycle
 from shared.retention import utcnow
 from shared.store import Changes, as_stored, fields

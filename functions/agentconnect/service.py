@@ -26,10 +26,10 @@ from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import evaluation_view, fallback_of, selection_view
 from shared import auth, jobs, logs
 from shared.clients import db
-from shared.config import settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
+from shared.instance import settings
 from shared.jsonbody import JsonObject
 from shared.retention import is_expired, utcnow
 from shared.store import (

@@ -50,13 +50,13 @@ from functions.agentconnect.selection import (
 from shared import jobs, logs
 from shared.budgets import clip_utf8
 from shared.codes import ProviderFailure
-from shared.config import settings
 from shared.gemini import (
     GeminiError,
     Output,
     Usage,
     generate_json,
 )
+from shared.instance import settings
 from shared.jobs import Claim, Job, JobGoneError, Settled, Snapshots
 from shared.jsonbody import JsonObject
 from shared.retention import utcnow

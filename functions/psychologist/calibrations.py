@@ -17,9 +17,9 @@ from typing_extensions import TypedDict
 
 from functions.psychologist import store
 from functions.psychologist.documents import HypothesisStatus
-from shared.config import settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
+from shared.instance import settings
 from shared.retention import iso, parse_instant, utcnow
 from shared.store import counted
 

@@ -32,9 +32,9 @@ from typing_extensions import TypedDict
 
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
-from shared.config import settings
 from shared.errors import conflict
 from shared.http import Call, Reply
+from shared.instance import settings
 from shared.retention import iso, utcnow
 from shared.store import counted, live_as
 

@@ -40,10 +40,10 @@ from functions.psychologist.views import (
 )
 from shared import jobs, logs
 from shared.clients import db
-from shared.config import settings
 from shared.errors import ApiError, ErrorCode, Issue, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_random_id, new_ulid
+from shared.instance import settings
 from shared.retention import is_expired, parse_instant, to_micros, utcnow
 from shared.store import (
     Changes,

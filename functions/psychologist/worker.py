@@ -57,9 +57,9 @@ from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
 from shared.codes import TokenUsage
-from shared.config import settings
 from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
 from shared.ids import new_ulid
+from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
 from shared.store import Changes, as_stored, fields, read_all, read_as, stream_as

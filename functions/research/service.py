@@ -38,10 +38,11 @@ from shared import jobs, logs
 from shared.auth import Principal
 from shared.clients import db
 from shared.codes import NO_TOKENS
-from shared.config import Settings, settings
+from shared.config import Settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_uuid
+from shared.instance import settings
 from shared.jsonbody import JsonObject
 from shared.retention import expires_at, is_expired, utcnow
 from shared.store import (

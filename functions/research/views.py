@@ -19,7 +19,7 @@ from functions.research.documents import (
     StatusView,
 )
 from functions.research.lifecycle import LIFECYCLE, effective_state
-from shared.config import settings
+from shared.instance import settings
 from shared.retention import iso
 
 PROCESSOR = "Google Gemini"

@@ -36,9 +36,9 @@ from functions.research.grants import asker_grant
 from functions.research.prompts import build_prompt
 from shared import jobs
 from shared.clients import db
-from shared.config import settings
 from shared.gemini import NO_USAGE, GeminiError, Output, Usage, estimate_tokens, generate_json
 from shared.ids import new_uuid
+from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, utcnow
 from shared.store import Changes, as_stored, read_all, read_as

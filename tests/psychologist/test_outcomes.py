@@ -12,7 +12,7 @@ from functions.psychologist.documents import AnalysisTrigger
 from functions.psychologist.service import _new_analysis
 from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
-from shared.config import settings
+from shared.instance import settings
 from shared.retention import utcnow
 from shared.store import fields
 from tests.psychologist.conftest import Log, Psychologist, hypothesis

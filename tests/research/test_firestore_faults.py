@@ -8,8 +8,8 @@ import time
 import pytest
 
 from cli import local_model
-from shared.clients import db
-from shared.config import settings
+from shared.clients import build_firestore
+from shared.instance import instance
 from tests.api import Configure
 from tests.research.conftest import Research
 
@@ -40,13 +40,11 @@ def test_a_transaction_that_cannot_even_begin_answers_503(
     unreachable database is BeginTransaction; the library's rollback of a transaction that
     never began raises ValueError, which must not hide that the database is unreachable."""
     reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
-    configure(AUTH_CACHE_SECONDS="60")
+    configure(AUTH_CACHE_SECONDS="60", FIRESTORE_TIMEOUT_S="1")
     research.world.gemini.respond_with(local_model.answer)
     assert research.ask().status_code == 202
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", "127.0.0.1:9")
-    monkeypatch.setenv("FIRESTORE_TIMEOUT_S", "1")
-    settings.cache_clear()
-    db.cache_clear()
+    instance().forget(build_firestore)
     for _ in range(3):
         reply = research.upsert([{"text": "Onboarding is slow."}])
         assert reply.status_code == 503, reply.text
