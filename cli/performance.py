@@ -227,7 +227,7 @@ TARGETS = (
         "for each contract read",
         _throughput,
         "What brought it there: documents read without the library's deep copy of every "
-        "value (`shared.store.fields_of`, which the floor still makes); a request log line "
+        "value (`shared.store.read_fields`, which the floor still makes); a request log line "
         "that no longer looks up the caller's frame, thread and process for fields it never "
         "prints (the logging HOWTO's 'Optimization'); a body with too few brackets to nest "
         "too deep read without scanning its nesting; a valid request validated once without "

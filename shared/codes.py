@@ -1,10 +1,9 @@
-"""The vocabulary every API shares: why a call to Gemini gave no usable answer, and how a
-job's token usage is stored."""
+"""The codes every API shares: a failed job's status, and why a call to Gemini gave no
+usable answer."""
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TypedDict
 
 
 class JobStatus(StrEnum):
@@ -25,23 +24,3 @@ class ProviderFailure(StrEnum):
     lease, or the job was never taken up in time."""
     INVALID_OUTPUT = "invalid_output"
     """Gemini answered, but the answer broke the published schema or cited what it may not."""
-
-
-class TokenUsage(TypedDict):
-    """A job's Gemini tokens as every API stores them (a run's and an analysis's `usage`)."""
-
-    input_tokens: int
-    output_tokens: int
-    """Thought tokens included: they are billed as output."""
-    cached_tokens: int
-    """Prompt tokens the implicit cache served (part of `input_tokens`)."""
-    thought_tokens: int
-    """Thinking tokens (part of `output_tokens`)."""
-
-
-NO_TOKENS: TokenUsage = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cached_tokens": 0,
-    "thought_tokens": 0,
-}

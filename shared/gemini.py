@@ -27,10 +27,11 @@ from google.auth import exceptions as auth_exceptions
 from google.genai import errors, types
 
 from shared.clients import gemini
-from shared.codes import ProviderFailure, TokenUsage
+from shared.codes import ProviderFailure
 from shared.instance import Instance, instance, settings
 from shared.models import profile_of
 from shared.retention import utcnow
+from shared.spend import TokenUsage
 from shared.validation import Schema
 from shared.wire import Wire, recording
 

@@ -43,8 +43,10 @@ if TYPE_CHECKING:
 Job = Mapping[str, Any]
 """Any API's job document; each API casts it to its own TypedDict."""
 Result = TypeVar("Result")
-Context = TypeVar("Context")
-Outcome = TypeVar("Outcome")
+WorkInput = TypeVar("WorkInput")
+"""What a claimed job's work starts from (read when it was claimed)."""
+WorkResult = TypeVar("WorkResult")
+"""What the work produced, or how it failed: what the job settles with."""
 
 SWEEP_BATCH = 200
 """How many stuck jobs (or silent sessions) one scheduled sweep ends, per kind."""
@@ -316,22 +318,24 @@ def settle(
 
 
 @dataclass(frozen=True)
-class Worker(Generic[Context, Outcome]):
+class Worker(Generic[WorkInput, WorkResult]):
     """One API's work on its jobs, as the steps `process` runs in order."""
 
     noun: str
     """What a job is called in log lines: `Run`, `Analysis`, `Evaluation`."""
-    claim: Callable[[Mapping[str, str]], tuple[Claim, Context] | None]
+    claim: Callable[[Mapping[str, str]], tuple[Claim, WorkInput] | None]
     """Claim the job named by the event document's path parameters, with what the work
     starts from; None when it is not waiting (taken, settled, or ended as stuck)."""
-    produce: Callable[[Claim, Context], Outcome]
-    failed: Callable[[Claim, Context, str, GeminiError | None], Outcome]
+    produce: Callable[[Claim, WorkInput], WorkResult]
+    failed: Callable[[Claim, WorkInput, str, GeminiError | None], WorkResult]
     """The outcome of work that raised, with its failure code and Gemini's error if any."""
-    settle: Callable[[Claim, Outcome], Settled]
-    log: Callable[[Claim, Outcome, Settled], None]
+    settle: Callable[[Claim, WorkResult], Settled]
+    log: Callable[[Claim, WorkResult, Settled], None]
 
 
-def process(worker: Worker[Context, Outcome], params: Mapping[str, str], event_id: str) -> None:
+def process(
+    worker: Worker[WorkInput, WorkResult], params: Mapping[str, str], event_id: str
+) -> None:
     """Claim, run, settle and log one job."""
     claimed = worker.claim(params)
     if claimed is None:

@@ -1,4 +1,5 @@
-"""A tenant's Gemini token spend, counted against its budget.
+"""Gemini tokens: how a job stores what it spent (`TokenUsage`), and a tenant's spend,
+counted against its budget.
 
 The tokens a tenant (a research workspace, a Psychologist project, an AgentConnect org)
 has spent are kept on `SHARDS` documents `{tenant}/usage/{k}`. A job adds its tokens to
@@ -13,9 +14,30 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from google.cloud import firestore
+
+
+class TokenUsage(TypedDict):
+    """A job's Gemini tokens as every API stores them (a run's and an analysis's `usage`)."""
+
+    input_tokens: int
+    output_tokens: int
+    """Thought tokens included: they are billed as output."""
+    cached_tokens: int
+    """Prompt tokens the implicit cache served (part of `input_tokens`)."""
+    thought_tokens: int
+    """Thinking tokens (part of `output_tokens`)."""
+
+
+NO_TOKENS: TokenUsage = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cached_tokens": 0,
+    "thought_tokens": 0,
+}
+
 
 SHARDS = 8
 USAGE = "usage"

@@ -30,7 +30,7 @@ MAX_BACKOFF_S = 0.5
 RETRY_AFTER_UNAVAILABLE_S = 5
 
 
-def fields(document: Mapping[str, Any]) -> Changes:
+def writable(document: Mapping[str, Any]) -> Changes:
     """A typed document as the plain dict Firestore's writers take."""
     return dict(document)
 
@@ -61,7 +61,7 @@ def as_stored(data: Mapping[str, Any], kind: type[Stored]) -> Stored:  # noqa: A
     return cast(Stored, data)
 
 
-def fields_of(snapshot: Snapshot) -> dict[str, Any] | None:
+def read_fields(snapshot: Snapshot) -> dict[str, Any] | None:
     """The document's fields as the read decoded them; None when it does not exist.
 
     `to_dict()` deep-copies every value so that a caller cannot change the snapshot, which
@@ -73,7 +73,7 @@ def fields_of(snapshot: Snapshot) -> dict[str, Any] | None:
 
 def data_as(snapshot: Snapshot, kind: type[Stored]) -> Stored | None:
     """The document as the type this project stored it as; None when it does not exist."""
-    data = fields_of(snapshot)
+    data = read_fields(snapshot)
     return as_stored(data, kind) if data is not None else None
 
 
@@ -81,7 +81,7 @@ def stream_as(
     query: firestore.Query | firestore.CollectionReference, kind: type[Stored]
 ) -> dict[str, Stored]:
     """What a query finds, by document id in the order it answered, as their stored type."""
-    return {s.id: as_stored(fields_of(s) or {}, kind) for s in query.stream()}
+    return {s.id: as_stored(read_fields(s) or {}, kind) for s in query.stream()}
 
 
 def counted(query: Any) -> int:

@@ -17,7 +17,7 @@ from functions.agentconnect.documents import (
 from shared.instance import settings
 from shared.jobs import Job, Lifecycle
 from shared.retention import utcnow
-from shared.store import Changes, as_stored, fields
+from shared.store import Changes, as_stored, writable
 
 
 def stuck(evaluation: PendingEvaluation | Summary, now: datetime | None = None) -> bool:
@@ -65,7 +65,7 @@ def _end(
     transaction: firestore.Transaction, ref: firestore.DocumentReference, job: Job, kept: Changes
 ) -> str:
     """Freeze the default target, keeping the token usage of a worker that lost its lease."""
-    transaction.set(ref, fields({**stuck_summary(as_stored(job, PendingEvaluation)), **kept}))
+    transaction.set(ref, writable({**stuck_summary(as_stored(job, PendingEvaluation)), **kept}))
     return EvaluationStatus.FROZEN
 
 

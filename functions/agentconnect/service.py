@@ -36,11 +36,11 @@ from shared.store import (
     as_stored,
     commit_if_unchanged,
     data_as,
-    fields,
     read_all,
     read_as,
     stream_as,
     transact,
+    writable,
 )
 
 NOT_READY_RETRY_S = "1"
@@ -70,7 +70,7 @@ def put_selection(call: Call) -> Reply:
             "created_at": utcnow(),
             "created_by": call.principal.user_id,
         }
-        transaction.create(store.selection_ref(org_id, agent_id, version), fields(stored))
+        transaction.create(store.selection_ref(org_id, agent_id, version), writable(stored))
         transaction.set(
             agent,
             {"selection_version": version, "selection_fallback": fallback_of(selection)},
@@ -202,10 +202,10 @@ def start_session(call: Call) -> Reply:
             expires_in=lifetime,
             audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
         )
-        batch.create(db().collection("tokens").document(token_id), fields(token_document))
-        batch.create(session, fields(decided.session))
+        batch.create(db().collection("tokens").document(token_id), writable(token_document))
+        batch.create(session, writable(decided.session))
         batch.create(
-            store.evaluation_ref(org_id, agent_id, decided.seq), fields(decided.evaluation)
+            store.evaluation_ref(org_id, agent_id, decided.seq), writable(decided.evaluation)
         )
         batch.update(agent, {"last_seq": firestore.Maximum(decided.seq)})
         reply = {"sessionId": session_id, "seq": decided.seq, "sessionToken": token}

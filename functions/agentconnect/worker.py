@@ -60,7 +60,7 @@ from shared.instance import settings
 from shared.jobs import Claim, Job, JobGoneError, Settled, Snapshots
 from shared.jsonbody import JsonObject
 from shared.retention import utcnow
-from shared.store import as_stored, fields, read_as
+from shared.store import as_stored, read_as, writable
 
 PROVIDER_ID = "google-gemini"
 
@@ -318,9 +318,9 @@ def freeze(claimed: Claim, frozen: Frozen) -> Settled:
     details_ref = claimed.ref.parent.parent.collection("evaluation_details").document(str(seq))
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        transaction.set(claimed.ref, fields(frozen.summary))
+        transaction.set(claimed.ref, writable(frozen.summary))
         if frozen.details is not None:
-            transaction.set(details_ref, fields(frozen.details))
+            transaction.set(details_ref, writable(frozen.details))
         return EvaluationStatus.FROZEN
 
     def count_tokens(transaction: firestore.Transaction) -> None:

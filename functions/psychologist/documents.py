@@ -11,7 +11,8 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from shared.codes import ProviderFailure, TokenUsage
+from shared.codes import ProviderFailure
+from shared.spend import TokenUsage
 
 
 class AnalysisStatus(StrEnum):

@@ -50,13 +50,13 @@ from shared.store import (
     as_stored,
     commit_if_unchanged,
     data_as,
-    fields,
     live_as,
     read_all,
     read_as,
     stream_as,
     transact,
     unchanged_since,
+    writable,
     write_if_unchanged,
 )
 
@@ -184,7 +184,7 @@ def ingest_events(call: Call) -> Reply:
             chunk_ref = store.event_chunks(project_id, session_id).document(new_random_id())
             encoded = ",".join(text for _, text in grouped)
             chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
-            writes.create(chunk_ref, fields(chunk))
+            writes.create(chunk_ref, writable(chunk))
             for index, (event, _) in enumerate(grouped):
                 stored_event: StoredEvent = {
                     "hash": _canonical(event),
@@ -194,7 +194,7 @@ def ingest_events(call: Call) -> Reply:
                     "expires_at": expires,
                 }
                 write_if_unchanged(
-                    writes, snapshots[event_refs[event["id"]].path], fields(stored_event)
+                    writes, snapshots[event_refs[event["id"]].path], writable(stored_event)
                 )
         if decided.session is not None and decided.session.create:
             writes.create(session, decided.session.changes)
@@ -226,7 +226,7 @@ def _session_write(
         if micros:
             created["first_event_micros"] = min(micros)
             created["last_event_micros"] = max(micros)
-        return SessionWrite(create=True, changes=fields(created))
+        return SessionWrite(create=True, changes=writable(created))
     changes: Changes = {
         "event_count": firestore.Increment(len(fresh)),
         "agents": firestore.ArrayUnion(agents),
@@ -285,7 +285,7 @@ def close_session(
     abnormal = state == SessionState.CLOSED_ABNORMALLY
     trigger = AnalysisTrigger.ABNORMAL_END if abnormal else AnalysisTrigger.SESSION_END
     analysis_id, analysis = _new_analysis(project_id, session_id, trigger, None)
-    transaction.create(store.analysis_ref(project_id, analysis_id), fields(analysis))
+    transaction.create(store.analysis_ref(project_id, analysis_id), writable(analysis))
     changes["analysis_id"] = analysis_id
     if abnormal:
         last: LastAnalysis = {"id": analysis_id, "event_count": current["event_count"]}
@@ -394,7 +394,7 @@ def create_analysis(call: Call) -> Reply:
         else:
             last: LastAnalysis = {"id": analysis["id"], "event_count": session["event_count"]}
             batch.update(session_ref, {"last_analysis": last}, option=unchanged_since(holder))
-        batch.create(store.analysis_ref(project_id, analysis["id"]), fields(analysis))
+        batch.create(store.analysis_ref(project_id, analysis["id"]), writable(analysis))
         return analysis
 
     analysis = commit_if_unchanged(plan)
@@ -482,7 +482,7 @@ def decide(call: Call) -> Reply:
             "requestId": call.request_id,
             "expires_at": current.get("expires_at"),
         }
-        transaction.create(ref.collection("decisions").document(new_ulid()), fields(decision))
+        transaction.create(ref.collection("decisions").document(new_ulid()), writable(decision))
         return as_stored({**current, **changes}, Hypothesis)
 
     return Reply(hypothesis_view(transact(apply)))

@@ -19,8 +19,8 @@ from functions.psychologist.documents import (
 )
 from functions.psychologist.lifecycle import LIFECYCLE, stuck_detail
 from shared.auth import Principal
-from shared.codes import NO_TOKENS
 from shared.retention import from_micros, iso, utcnow
+from shared.spend import NO_TOKENS
 
 
 def _iso_or_none(moment: datetime | None) -> str | None:

@@ -56,13 +56,13 @@ from functions.psychologist.signals import (
 from shared import jobs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
-from shared.codes import TokenUsage
 from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
 from shared.ids import new_ulid
 from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
-from shared.store import Changes, as_stored, fields, read_all, read_as, stream_as
+from shared.spend import TokenUsage
+from shared.store import Changes, as_stored, read_all, read_as, stream_as, writable
 from shared.validation import Schema, load_schema
 
 REJECTION_BYTES = 16 * 1024
@@ -177,8 +177,8 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     return session, events
 
 
-def _ask(call: ModelCall, outcome: AnalysisWork, deadline: datetime) -> list[Finding]:
-    """The hypotheses Gemini proposes for one call; its token use goes on the outcome."""
+def _ask(call: ModelCall, work: AnalysisWork, deadline: datetime) -> list[Finding]:
+    """The hypotheses Gemini proposes for one call; its token use goes on the work."""
     config = settings()
     try:
         reply = generate_json(
@@ -191,12 +191,12 @@ def _ask(call: ModelCall, outcome: AnalysisWork, deadline: datetime) -> list[Fin
             deadline=deadline,
         )
     except GeminiError as error:
-        _record(outcome, call, error.usage, error.model_version)
+        _record(work, call, error.usage, error.model_version)
         raise AnalysisFailedError(error.kind.value, error.detail) from error
-    _record(outcome, call, reply.usage, reply.model_version)
+    _record(work, call, reply.usage, reply.model_version)
     problems = output_issues(reply.data)
     if problems:
-        outcome.rejected.append(
+        work.rejected.append(
             {
                 "phase": call.phase,
                 "hypothesis": {"output": reply.text[:2000]},
@@ -207,10 +207,8 @@ def _ask(call: ModelCall, outcome: AnalysisWork, deadline: datetime) -> list[Fin
     return parse_output(reply.data)["hypotheses"]
 
 
-def _record(
-    outcome: AnalysisWork, call: ModelCall, usage: Usage, model_version: str | None
-) -> None:
-    outcome.calls.append(
+def _record(work: AnalysisWork, call: ModelCall, usage: Usage, model_version: str | None) -> None:
+    work.calls.append(
         {
             "phase": call.phase,
             "modelVersion": model_version,
@@ -243,12 +241,12 @@ def _unfinishable(calls: list[ModelCall], deadline: datetime) -> str | None:
 
 
 def _chunk_findings(
-    calls: list[ModelCall], facts: SessionFacts, outcome: AnalysisWork, deadline: datetime
+    calls: list[ModelCall], facts: SessionFacts, work: AnalysisWork, deadline: datetime
 ) -> list[Finding]:
     """Every chunk's checked hypotheses, in log order; the calls run concurrently."""
 
     def one(call: ModelCall) -> list[Finding]:
-        return _checked(_ask(call, outcome, deadline), facts, call.phase, outcome)
+        return _checked(_ask(call, work, deadline), facts, call.phase, work)
 
     workers = min(settings().psychologist_call_concurrency, len(calls))
     if workers <= 1:
@@ -264,11 +262,11 @@ def _chunk_findings(
             raise
         finally:
             pool.shutdown(wait=True)
-            outcome.calls.sort(key=lambda record: planned[record["phase"]])
+            work.calls.sort(key=lambda record: planned[record["phase"]])
 
 
 def _checked(
-    hypotheses: list[Finding], facts: SessionFacts, phase: str, outcome: AnalysisWork
+    hypotheses: list[Finding], facts: SessionFacts, phase: str, work: AnalysisWork
 ) -> list[Finding]:
     kept = []
     for hypothesis in hypotheses:
@@ -279,34 +277,41 @@ def _checked(
                 "hypothesis": dict(hypothesis),
                 "reasons": reasons,
             }
-            outcome.rejected.append(rejected)
+            work.rejected.append(rejected)
         else:
             kept.append(hypothesis)
     return kept
 
 
-def produce(claimed: Claim, outcome: AnalysisWork) -> AnalysisWork:
-    """Fill `outcome` as the analysis goes, so that what a fault interrupts (token use
-    above all) is still there to settle with. A normal end's analysis stops at the counts."""
-    session, events = load_log(as_stored(claimed.job, Analysis))
-    outcome.event_count = len(events)
-    outcome.session = session
+def only_counts(analysis: Analysis) -> bool:
+    """Whether the analysis only counts its log's signals and asks no model: a normal
+    end's, queued so that every ended session leaves outcomes."""
+    return analysis["trigger"] == AnalysisTrigger.SESSION_END
+
+
+def produce(claimed: Claim, work: AnalysisWork) -> AnalysisWork:
+    """Fill `work` as the analysis goes, so that what a fault interrupts (token use
+    above all) is still there to settle with."""
+    analysis = as_stored(claimed.job, Analysis)
+    session, events = load_log(analysis)
+    work.event_count = len(events)
+    work.session = session
     if session is None or not events:
-        outcome.failure = AnalysisFailure.SESSION_EMPTY
-        return outcome
-    outcome.signals = find_signals(events, session)
+        work.failure = AnalysisFailure.SESSION_EMPTY
+        return work
+    work.signals = find_signals(events, session)
     every = every_signal(events, session)
-    outcome.agent_signals = signal_counts(every)
-    outcome.signal_kinds = kinds_by_event(every)
-    outcome.agent_events = Counter(event["agent"] for event in events)
-    if claimed.job["trigger"] == AnalysisTrigger.SESSION_END:
-        return outcome
-    outcome.failure = _refusal(claimed.job["project_id"])
-    return outcome if outcome.failure else _asked(claimed, outcome, session, events)
+    work.agent_signals = signal_counts(every)
+    work.signal_kinds = kinds_by_event(every)
+    work.agent_events = Counter(event["agent"] for event in events)
+    if only_counts(analysis):
+        return work
+    work.failure = _refusal(analysis["project_id"])
+    return work if work.failure else _asked(claimed, work, session, events)
 
 
 def _asked(
-    claimed: Claim, outcome: AnalysisWork, session: Session, events: list[Event]
+    claimed: Claim, work: AnalysisWork, session: Session, events: list[Event]
 ) -> AnalysisWork:
     """The model's hypotheses over the log, checked against it."""
     facts = SessionFacts(
@@ -316,30 +321,30 @@ def _asked(
     )
     try:
         calls = analysis_calls(
-            session, outcome.signals, events, settings().psychologist_input_token_budget
+            session, work.signals, events, settings().psychologist_input_token_budget
         )
     except InputTooLargeError as error:
-        outcome.failure, outcome.cause = AnalysisFailure.INPUT_TOO_LARGE, str(error)
-        return outcome
-    outcome.chunk_count = len(calls)
+        work.failure, work.cause = AnalysisFailure.INPUT_TOO_LARGE, str(error)
+        return work
+    work.chunk_count = len(calls)
     unfinishable = _unfinishable(calls, claimed.deadline)
     if unfinishable:
-        outcome.failure, outcome.cause = AnalysisFailure.INPUT_TOO_LARGE, unfinishable
-        return outcome
+        work.failure, work.cause = AnalysisFailure.INPUT_TOO_LARGE, unfinishable
+        return work
     try:
-        findings = _chunk_findings(calls, facts, outcome, claimed.deadline)
+        findings = _chunk_findings(calls, facts, work, claimed.deadline)
         if len(calls) > 1 and findings:
             by_id = {event["id"]: event for event in events}
             shown = sorted({i for h in findings for i in h["evidenceEventIds"]})
-            final = combine_call(session, outcome.signals, findings, [by_id[i] for i in shown])
-            findings = _checked(_ask(final, outcome, claimed.deadline), facts, final.phase, outcome)
+            final = combine_call(session, work.signals, findings, [by_id[i] for i in shown])
+            findings = _checked(_ask(final, work, claimed.deadline), facts, final.phase, work)
     except AnalysisFailedError as failure:
-        outcome.failure, outcome.cause = failure.code, failure.cause
-        return outcome
-    outcome.accepted = findings
+        work.failure, work.cause = failure.code, failure.cause
+        return work
+    work.accepted = findings
     cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
-    outcome.cited_events = {event["id"]: event for event in events if event["id"] in cited}
-    return outcome
+    work.cited_events = {event["id"]: event for event in events if event["id"] in cited}
+    return work
 
 
 def _refusal(project_id: str) -> str | None:
@@ -356,12 +361,12 @@ def _refusal(project_id: str) -> str | None:
 
 
 def _stored_hypothesis(
-    analysis: Analysis, session: Session, hypothesis: Finding, outcome: AnalysisWork
+    analysis: Analysis, session: Session, hypothesis: Finding, work: AnalysisWork
 ) -> Hypothesis:
     """The hypothesis as stored: the contract's fields, copies of its cited events, and
     the kinds of signal those events stand behind (what its effect is measured on)."""
     now = utcnow()
-    events, kinds = outcome.cited_events, outcome.signal_kinds
+    events, kinds = work.cited_events, work.signal_kinds
     termination = hypothesis["terminationAnalysis"]
     return {
         "id": new_ulid(),
@@ -401,18 +406,18 @@ def _stored_hypothesis(
 
 
 OUTCOME_AGENTS = 100
-"""At most this many agents of a session get an outcome, those with the most events: the
+"""At most this many agents of a session get an work, those with the most events: the
 records are written in the analysis's settling transaction, and a log may name thousands
 of agents (one event each), which would push that commit past Firestore's 10 MiB."""
 
 
 def session_outcomes(
-    analysis: Analysis, session: Session, outcome: AnalysisWork, stored: list[Hypothesis]
+    analysis: Analysis, session: Session, work: AnalysisWork, stored: list[Hypothesis]
 ) -> list[Outcome]:
     """One outcome per agent of an ended session's log: what outlives the log for
     measuring, later, whether an accepted suggestion changed how the agent's sessions go."""
     now = utcnow()
-    versions = sorted({call["modelVersion"] for call in outcome.calls if call["modelVersion"]})
+    versions = sorted({call["modelVersion"] for call in work.calls if call["modelVersion"]})
     abnormal = session["state"] == SessionState.CLOSED_ABNORMALLY
     return [
         {
@@ -423,8 +428,8 @@ def session_outcomes(
             "cause": session.get("cause"),
             "ended_at": session.get("ended_at"),
             "event_count": count,
-            "signals": outcome.agent_signals.get(agent, {}),
-            "signal_kinds": sorted(outcome.agent_signals.get(agent, {})),
+            "signals": work.agent_signals.get(agent, {}),
+            "signal_kinds": sorted(work.agent_signals.get(agent, {})),
             "abnormal_end": int(abnormal),
             "analysis_id": analysis["id"],
             "hypothesis_ids": [h["id"] for h in stored if h["agenteAlvo"] == agent],
@@ -432,7 +437,7 @@ def session_outcomes(
             "analysed_at": now,
             "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
         }
-        for agent, count in outcome.agent_events.most_common(OUTCOME_AGENTS)
+        for agent, count in work.agent_events.most_common(OUTCOME_AGENTS)
     ]
 
 
@@ -441,7 +446,7 @@ def outcome_changes(outcome: Outcome) -> Changes:
     hypotheses and model versions to those of the analyses before it (a normal end's
     count of the log and a member's analysis of it may settle in either order)."""
     lists = ("hypothesis_ids", "model_versions")
-    changes: Changes = {key: value for key, value in fields(outcome).items() if key not in lists}
+    changes: Changes = {key: value for key, value in writable(outcome).items() if key not in lists}
     for key in lists:
         added = outcome.get(key)
         if added:
@@ -480,32 +485,32 @@ class FinishPlan:
 
 
 def plan_finish(
-    analysis: Analysis, outcome: AnalysisWork, stored: list[Hypothesis], now: datetime
+    analysis: Analysis, work: AnalysisWork, stored: list[Hypothesis], now: datetime
 ) -> FinishPlan:
     """The analysis's settling from its work: failed with its code, its cause and no
     hypothesis, or completed with them; either way its usage, signals, calls and
-    rejections, and, for an ended session, each agent's outcome."""
-    session = outcome.session
+    rejections, and, for an ended session, each agent's work."""
+    session = work.session
     outcomes = (
-        session_outcomes(analysis, session, outcome, stored)
+        session_outcomes(analysis, session, work, stored)
         if session is not None and session["state"] != SessionState.OPEN
         else []
     )
     common: Changes = {
-        "usage": outcome.usage,
-        "signals": outcome.signals,
-        "event_count": outcome.event_count,
-        "chunk_count": outcome.chunk_count,
-        "calls": outcome.calls,
-        "rejected": stored_rejections(outcome.rejected),
-        "rejected_count": len(outcome.rejected),
+        "usage": work.usage,
+        "signals": work.signals,
+        "event_count": work.event_count,
+        "chunk_count": work.chunk_count,
+        "calls": work.calls,
+        "rejected": stored_rejections(work.rejected),
+        "rejected_count": len(work.rejected),
     }
-    if outcome.failure:
+    if work.failure:
         failed: Changes = {
             **common,
-            **jobs.failure_changes(outcome.failure),
+            **jobs.failure_changes(work.failure),
             "finished_at": now,
-            "failure_detail": outcome.cause,
+            "failure_detail": work.cause,
             "hypothesis_ids": [],
         }
         return FinishPlan(AnalysisStatus.FAILED, failed, [], outcomes)
@@ -519,15 +524,15 @@ def plan_finish(
     return FinishPlan(AnalysisStatus.COMPLETED, completed, stored, outcomes)
 
 
-def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
+def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     analysis = as_stored(claimed.job, Analysis)
-    project_id, session = analysis["project_id"], outcome.session
+    project_id, session = analysis["project_id"], work.session
     stored = (
-        [_stored_hypothesis(analysis, session, h, outcome) for h in outcome.accepted]
+        [_stored_hypothesis(analysis, session, h, work) for h in work.accepted]
         if session is not None
         else []
     )
-    decided = plan_finish(analysis, outcome, stored, utcnow())
+    decided = plan_finish(analysis, work, stored, utcnow())
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         for each in decided.outcomes:
@@ -538,28 +543,28 @@ def finish(claimed: Claim, outcome: AnalysisWork) -> Settled:
             )
         for hypothesis in decided.hypotheses:
             transaction.create(
-                store.hypotheses(project_id).document(hypothesis["id"]), fields(hypothesis)
+                store.hypotheses(project_id).document(hypothesis["id"]), writable(hypothesis)
             )
         transaction.update(claimed.ref, decided.analysis)
         return decided.status
 
     def count_tokens(transaction: firestore.Transaction) -> None:
-        tokens = outcome.usage["input_tokens"] + outcome.usage["output_tokens"]
+        tokens = work.usage["input_tokens"] + work.usage["output_tokens"]
         store.spend(project_id).count(transaction, analysis["id"], tokens)
 
-    return jobs.settle(claimed, write, {"usage": outcome.usage}, always=count_tokens)
+    return jobs.settle(claimed, write, {"usage": work.usage}, always=count_tokens)
 
 
 def failed(
-    _claimed: Claim, outcome: AnalysisWork, code: str, error: GeminiError | None
+    _claimed: Claim, work: AnalysisWork, code: str, error: GeminiError | None
 ) -> AnalysisWork:
-    outcome.failure = code
-    outcome.cause = jobs.cause_of(error)
-    return outcome
+    work.failure = code
+    work.cause = jobs.cause_of(error)
+    return work
 
 
-def log(_claimed: Claim, outcome: AnalysisWork, settled: Settled) -> None:
-    jobs.log_settled("Analysis settled", settled.status, outcome.failure, **outcome.summary())
+def log(_claimed: Claim, work: AnalysisWork, settled: Settled) -> None:
+    jobs.log_settled("Analysis settled", settled.status, work.failure, **work.summary())
 
 
 WORKER = jobs.Worker("Analysis", claim, produce, failed, finish, log)

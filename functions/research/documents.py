@@ -10,7 +10,8 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from shared.codes import ProviderFailure, TokenUsage
+from shared.codes import ProviderFailure
+from shared.spend import TokenUsage
 
 
 class RunStatus(StrEnum):

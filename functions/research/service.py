@@ -37,7 +37,6 @@ from functions.research.views import (
 from shared import jobs, logs
 from shared.auth import Principal
 from shared.clients import db
-from shared.codes import NO_TOKENS
 from shared.config import Settings
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
@@ -45,17 +44,18 @@ from shared.ids import new_uuid
 from shared.instance import settings
 from shared.jsonbody import JsonObject
 from shared.retention import expires_at, is_expired, utcnow
+from shared.spend import NO_TOKENS
 from shared.store import (
     Changes,
     Snapshot,
     as_stored,
     commit_if_unchanged,
     data_as,
-    fields,
     live_as,
     read_all,
     transact,
     unchanged_since,
+    writable,
     write_if_unchanged,
 )
 
@@ -78,7 +78,7 @@ def create_conversation(call: Call) -> Reply:
         "created_at": now,
         "expires_at": expires_at(now, settings().retention_hours),
     }
-    store.conversation_ref(workspace_id, conversation_id).create(fields(data))
+    store.conversation_ref(workspace_id, conversation_id).create(writable(data))
     return Reply(conversation_view(conversation_id, data), status=201)
 
 
@@ -414,12 +414,12 @@ def ask(call: Call) -> Reply:
             slot = _free_slot([snapshots[r.path] for r in first_slots], later_slots, now)
             if slot is None:
                 raise _rate_limited()
-            write_if_unchanged(batch, slot, fields(decided.slot))
+            write_if_unchanged(batch, slot, writable(decided.slot))
             run["slot"] = slot.reference.id
-        batch.create(store.run_ref(workspace_id, run_id), fields(run))
+        batch.create(store.run_ref(workspace_id, run_id), writable(run))
         batch.update(conversation, {"run_count": decided.run_count}, option=unchanged_since(holder))
         if key_ref is not None and decided.remembered is not None:
-            write_if_unchanged(batch, snapshots[key_ref.path], fields(decided.remembered))
+            write_if_unchanged(batch, snapshots[key_ref.path], writable(decided.remembered))
         return _accepted(run_id, run, current["revision"])
 
     reply = commit_if_unchanged(plan)

@@ -14,7 +14,7 @@ from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
 from shared.instance import settings
 from shared.retention import utcnow
-from shared.store import fields
+from shared.store import writable
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
@@ -157,7 +157,7 @@ def test_a_normal_end_s_count_settling_after_a_member_s_analysis_keeps_its_hypot
     asked = psy.settled(psy.analyse(SESSION))
     assert asked["status"] == "completed", asked
     count_id, count = _new_analysis(psy.project, SESSION, AnalysisTrigger.SESSION_END, None)
-    store.analysis_ref(psy.project, count_id).create(fields(count))
+    store.analysis_ref(psy.project, count_id).create(writable(count))
     assert psy.settled(count_id)["status"] == "completed"
     dev = outcomes(psy)["dev-api"]
     assert dev["analysis_id"] == count_id
