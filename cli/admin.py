@@ -8,8 +8,8 @@ import os
 import re
 import sys
 import uuid
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
 
 from google.api_core.exceptions import AlreadyExists, GoogleAPICallError, RetryError
 from google.cloud import firestore
@@ -20,6 +20,7 @@ from shared.clients import db
 from shared.ids import new_ulid
 from shared.instance import renew
 from shared.retention import utcnow
+from shared.store import read_fields, stream_as, writable
 from shared.validation import issues_for
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -185,6 +186,14 @@ TENANT_IDS = "tenant_ids"
 """tenant_ids/{id} reserves a tenant id for one kind, so that ids never collide across kinds."""
 
 
+class Tenant(TypedDict):
+    """`workspaces/{id}`, `projects/{id}` or `orgs/{id}`: a tenant as created here."""
+
+    kind: str
+    name: str | None
+    created_at: datetime
+
+
 def _kinds_holding(client: firestore.Client, tenant_id: str) -> list[str]:
     refs = [auth.tenant_ref(client, kind, tenant_id) for kind in auth.TENANT_COLLECTIONS]
     found = {s.reference.path for s in client.get_all(refs) if s.exists}
@@ -243,14 +252,12 @@ def tenant_create(args: argparse.Namespace) -> None:
     reservation = client.collection(TENANT_IDS).document(tenant_id)
     batch = client.batch()
     batch.create(reservation, {"kind": args.kind})
-    batch.create(
-        auth.tenant_ref(client, args.kind, tenant_id),
-        {"kind": args.kind, "name": args.name, "created_at": utcnow()},
-    )
+    tenant: Tenant = {"kind": args.kind, "name": args.name, "created_at": utcnow()}
+    batch.create(auth.tenant_ref(client, args.kind, tenant_id), writable(tenant))
     try:
         batch.commit()
     except AlreadyExists:
-        taken = (reservation.get().to_dict() or {}).get("kind", args.kind)
+        taken = (read_fields(reservation.get()) or {}).get("kind", args.kind)
         raise AdminError(f"The id {tenant_id} is already taken by a {taken}.") from None
     _emit(args, {"id": tenant_id, "kind": args.kind}, f"created {args.kind} {tenant_id}")
 
@@ -258,9 +265,8 @@ def tenant_create(args: argparse.Namespace) -> None:
 def member_add(args: argparse.Namespace) -> None:
     client = db()
     kind = _find_tenant(client, args.tenant, args.kind)
-    auth.member_ref(client, kind, args.tenant, args.user).set(
-        {"role": args.role, "updated_at": utcnow()}
-    )
+    membership: auth.Membership = {"role": args.role, "updated_at": utcnow()}
+    auth.member_ref(client, kind, args.tenant, args.user).set(writable(membership))
     _emit(
         args,
         {"tenant": args.tenant, "kind": kind, "user": args.user, "role": args.role},
@@ -330,9 +336,11 @@ def tenant_list(args: argparse.Namespace) -> None:
     client = db()
     kinds = [args.kind] if args.kind else KIND_CHOICES
     found = [
-        {"id": snapshot.id, "kind": kind, "name": (snapshot.to_dict() or {}).get("name")}
+        {"id": tenant_id, "kind": kind, "name": tenant.get("name")}
         for kind in kinds
-        for snapshot in client.collection(auth.TENANT_COLLECTIONS[kind]).stream()
+        for tenant_id, tenant in stream_as(
+            client.collection(auth.TENANT_COLLECTIONS[kind]), Tenant
+        ).items()
     ]
     lines = [f"{t['kind']:9} {t['id']}  {t['name'] or ''}".rstrip() for t in found]
     _emit(args, {"tenants": found}, "\n".join(lines) or "no tenants")
@@ -341,8 +349,11 @@ def tenant_list(args: argparse.Namespace) -> None:
 def member_list(args: argparse.Namespace) -> None:
     client = db()
     kind = _find_tenant(client, args.tenant, args.kind)
-    members = auth.tenant_ref(client, kind, args.tenant).collection("members").stream()
-    found = [{"user": m.id, "role": (m.to_dict() or {}).get("role")} for m in members]
+    members = auth.tenant_ref(client, kind, args.tenant).collection("members")
+    found = [
+        {"user": user, "role": membership.get("role")}
+        for user, membership in stream_as(members, auth.Membership).items()
+    ]
     lines = [f"{m['user']}: {m['role']}" for m in found]
     _emit(
         args,
@@ -353,12 +364,11 @@ def member_list(args: argparse.Namespace) -> None:
 
 def token_list(args: argparse.Namespace) -> None:
     query = db().collection("tokens").where(filter=FieldFilter("user_id", "==", args.user))
-    found = []
-    for snapshot in query.stream():
-        data = snapshot.to_dict() or {}
+    found: list[dict[str, Any]] = []
+    for token_id, data in stream_as(query, auth.TokenDocument).items():
         found.append(
             {
-                "token_id": snapshot.id,
+                "token_id": token_id,
                 "class": data.get("class"),
                 "capabilities": data.get("capabilities"),
                 "tenants": data.get("tenants"),

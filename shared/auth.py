@@ -29,7 +29,7 @@ from shared.errors import ApiError, ErrorCode
 from shared.ids import new_random_id
 from shared.instance import Instance, instance
 from shared.retention import utcnow
-from shared.store import data_as
+from shared.store import data_as, read_as
 
 
 class CredentialClass(StrEnum):
@@ -55,6 +55,14 @@ TokenDocument = TypedDict(
     },
 )
 """`tokens/{token_id}`: what a token carries; the secret only as its hash."""
+
+
+class Membership(TypedDict):
+    """`<tenants>/<tenant_id>/members/<user_id>`: the user's role in the tenant."""
+
+    role: str
+    updated_at: datetime
+
 
 USER_CLASSES = frozenset(
     {
@@ -280,8 +288,8 @@ def authenticate(
         data = _checked_token(snapshots[token_ref.path], secret, encoded_user, user)
         _tokens.put(key, data)
         if data is not None and len(refs) > 1 and tenant is not None:
-            member = snapshots[refs[1].path]
-            role = (member.to_dict() or {}).get("role") if member.exists else None
+            membership = data_as(snapshots[refs[1].path], Membership)
+            role = membership.get("role") if membership is not None else None
             roles[tenant] = role
             _memberships.put((*tenant, data["user_id"]), role)
     if data is None or not token_is_live(data):
@@ -347,8 +355,8 @@ def check_membership(
     key = (kind, tenant_id, principal.user_id)
     cached, held = known_role(principal, kind, tenant_id)
     if not cached:
-        snapshot = member_ref(client, kind, tenant_id, principal.user_id).get()
-        held = (snapshot.to_dict() or {}).get("role") if snapshot.exists else None
+        membership = read_as(member_ref(client, kind, tenant_id, principal.user_id), Membership)
+        held = membership.get("role") if membership is not None else None
         _memberships.put(key, held)
     if held is None:
         raise ApiError(ErrorCode.FORBIDDEN, f"The caller is not a member of this {kind}.")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import flask
 from werkzeug.datastructures import Headers
@@ -33,6 +33,9 @@ MAX_BODY_BYTES = 1024 * 1024
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 _PARAM = re.compile(r"\{(\w+)\}")
 
+Validated = TypeVar("Validated", bound=Mapping[str, Any])
+"""A request or params schema's TypedDict (one API's `requests.py`)."""
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -50,13 +53,33 @@ class Endpoint:
     classes: frozenset[auth.CredentialClass] = auth.USER_CLASSES
 
 
+def validated_as(value: JsonObject, kind: type[Validated]) -> Validated:  # noqa: ARG001 - names the type
+    """A body or parameters the boundary validated, as the TypedDict of their schema.
+
+    Only a cast, and a safe one: no domain code runs before `checked_call` validated the
+    value against the schema the registry names, and `tests/test_typed_requests.py` holds
+    each schema's TypedDict to exactly that schema (its fields, which are required, their
+    types)."""
+    return cast(Validated, value)
+
+
 @dataclass(frozen=True)
 class Call:
     request_id: str
     principal: auth.Principal
     body: JsonObject
+    """As validated; read it typed through `body_as`."""
     params: JsonObject
+    """Path and query parameters as validated; read them typed through `params_as`."""
     headers: Headers
+
+    def body_as(self, kind: type[Validated]) -> Validated:
+        """The body as its request schema's TypedDict (see `validated_as`)."""
+        return validated_as(self.body, kind)
+
+    def params_as(self, kind: type[Validated]) -> Validated:
+        """The path and query parameters as their schema's TypedDict (see `validated_as`)."""
+        return validated_as(self.params, kind)
 
 
 @dataclass(frozen=True)

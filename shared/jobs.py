@@ -35,7 +35,7 @@ from shared.config import LEASE_MARGIN_S, Settings
 from shared.ids import new_ulid
 from shared.instance import settings
 from shared.retention import utcnow
-from shared.store import Changes, read_all, transact
+from shared.store import Changes, read_all, read_fields, transact
 
 if TYPE_CHECKING:
     from shared.gemini import GeminiError
@@ -185,10 +185,9 @@ def claim(
     Raises `JobGoneError` when the document does not exist."""
 
     def apply(transaction: firestore.Transaction) -> Claim | None:
-        snapshot = ref.get(transaction=transaction)
-        if not snapshot.exists:
+        job: Job | None = read_fields(ref.get(transaction=transaction))
+        if job is None:
             raise JobGoneError(ref.path)
-        job: Job = snapshot.to_dict() or {}
         logs.bind(**{lifecycle.label: ref.id}, trace=job.get("trace"))
         now = utcnow()
         step = claim_step(job, lifecycle, now)
@@ -210,7 +209,7 @@ def end_if_stuck(ref: firestore.DocumentReference, lifecycle: Lifecycle) -> bool
     """End the job if it is stuck; True when this call ended it."""
 
     def apply(transaction: firestore.Transaction) -> bool:
-        job = ref.get(transaction=transaction).to_dict()
+        job = read_fields(ref.get(transaction=transaction))
         if job is None or not lifecycle.stuck(job, utcnow()):
             return False
         lifecycle.end(transaction, ref, job, {})
@@ -301,7 +300,7 @@ def settle(
 
     def apply(transaction: firestore.Transaction) -> Settled:
         by_path = read_all([claimed.ref, *refs], transaction)
-        current = by_path[claimed.ref.path].to_dict()
+        current = read_fields(by_path[claimed.ref.path])
         step = settle_step(claimed, current, utcnow())
         if current is None or step is SettleStep.LEAVE:
             settled = Settled(current["status"] if current else "missing", stored=False)

@@ -18,6 +18,8 @@ from typing import Any, TypedDict
 
 from google.cloud import firestore
 
+from shared.store import data_as
+
 
 class TokenUsage(TypedDict):
     """A job's Gemini tokens as every API stores them (a run's and an analysis's `usage`)."""
@@ -43,6 +45,12 @@ SHARDS = 8
 USAGE = "usage"
 
 
+class UsageShard(TypedDict):
+    """`{tenant}/usage/{k}`: written only by `Increment`s of its one field."""
+
+    tokens_used: int
+
+
 @dataclass(frozen=True)
 class Spend:
     tenant: firestore.DocumentReference
@@ -59,13 +67,15 @@ class Spend:
 
     def used(self, snapshots: Mapping[str, firestore.DocumentSnapshot[Any]]) -> int:
         """The tokens spent, from a read that included every shard."""
-        return sum(
-            int((snapshots[ref.path].to_dict() or {}).get("tokens_used", 0))
-            for ref in self.shards()
-        )
+        return sum(_tokens_used(snapshots[ref.path]) for ref in self.shards())
 
     def count(self, transaction: firestore.Transaction, job_id: str, tokens: int) -> None:
         """Add a job's tokens to its shard."""
         if tokens:
             counter = {"tokens_used": firestore.Increment(tokens)}
             transaction.set(self.shard_of(job_id), counter, merge=True)
+
+
+def _tokens_used(snapshot: firestore.DocumentSnapshot[Any]) -> int:
+    shard = data_as(snapshot, UsageShard)
+    return int(shard.get("tokens_used", 0)) if shard is not None else 0

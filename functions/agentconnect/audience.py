@@ -4,9 +4,10 @@ or session is 404 to it."""
 
 from __future__ import annotations
 
+from functions.agentconnect.requests import EvaluationParams
 from shared import auth
 from shared.errors import not_found
-from shared.http import Endpoint, default_authorizer
+from shared.http import Endpoint, default_authorizer, validated_as
 from shared.jsonbody import JsonObject
 
 
@@ -18,7 +19,7 @@ def audience_authorizer(
     if principal.credential_class == auth.CredentialClass.SESSION_AUDIENCE and (
         audience is None
         or audience.get("org_id") != tenant_id
-        or audience.get("agent_id") != params.get("id")
+        or audience.get("agent_id") != validated_as(params, EvaluationParams)["id"]
     ):
         raise not_found("The evaluation")
     default_authorizer(principal, endpoint, tenant_id)

@@ -1,13 +1,14 @@
 """AgentConnect's stored documents, replies, statuses and outcomes. TypedDicts cost
 nothing at run time; Firestore data is cast to them where it is read. Evaluations are
 stored in the contract's camelCase; the fields only the server reads (`created_at`,
-`lease_until`, `details_expires_at`, the agent's counters) keep their first snake_case."""
+`lease_until`, `details_expires_at`, the agent's counters) keep their first snake_case.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: evaluated annotations let `NotRequired`
+reach `__required_keys__`, which `tests/test_typed_requests.py` reads of `Selection`."""
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -37,14 +38,18 @@ class StepStatus(StrEnum):
     """Gemini answered outside the question's options or its schema."""
 
 
+QuestionType = Literal["choice", "boolean"]
+PermissionMode = Literal["plan", "default", "acceptEdits", "bypassPermissions"]
+
+
 class Question(TypedDict):
-    type: str
+    type: QuestionType
     instructions: str
     criteria: NotRequired[dict[str, str]]
 
 
 class Condition(TypedDict):
-    type: str
+    type: QuestionType
     thresholds: dict[str, float]
 
 
@@ -52,7 +57,7 @@ class Target(TypedDict):
     runtime: str
     model: str
     effort: str
-    permissionMode: str
+    permissionMode: PermissionMode
     fastMode: bool
 
 
@@ -61,7 +66,7 @@ class Rule(TypedDict):
     runtime: NotRequired[str]
     model: NotRequired[str]
     effort: NotRequired[str]
-    permissionMode: NotRequired[str]
+    permissionMode: NotRequired[PermissionMode]
     fastMode: NotRequired[bool]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import cast
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
@@ -22,6 +21,12 @@ from functions.agentconnect.documents import (
     Summary,
 )
 from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary, stuck, stuck_summary
+from functions.agentconnect.requests import (
+    AgentParams,
+    EvaluationParams,
+    EvaluationsParams,
+    SessionStartRequest,
+)
 from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import evaluation_view, fallback_of, selection_view
 from shared import auth, jobs, logs
@@ -52,8 +57,9 @@ MAX_INPUT_BYTES = 64 * 1024
 
 
 def put_selection(call: Call) -> Reply:
-    org_id, agent_id = call.params["orgId"], call.params["id"]
-    selection = cast(Selection, call.body)
+    params = call.params_as(AgentParams)
+    org_id, agent_id = params["orgId"], params["id"]
+    selection = call.body_as(Selection)
     issues = configuration_issues(selection)
     if issues:
         raise ApiError(
@@ -163,12 +169,13 @@ def start_session(call: Call) -> Reply:
     `CONDITIONED_TRIES` starts of one agent all land, in about two round trips each. The
     first read also sums the org's token spend: past its budget the evaluation is
     created frozen with the default target, and no Gemini call is made."""
-    org_id, agent_id = call.params["orgId"], call.params["id"]
-    _check_input_size(call.body["input"])
+    params, body = call.params_as(AgentParams), call.body_as(SessionStartRequest)
+    org_id, agent_id = params["orgId"], params["id"]
+    _check_input_size(body["input"])
     starting = Starting(
-        call.body.get("sessionId") or new_ulid(),
-        call.body["title"],
-        call.body["input"],
+        body.get("sessionId") or new_ulid(),
+        body["title"],
+        body["input"],
         call.principal.user_id,
         logs.current_trace(),
     )
@@ -223,7 +230,8 @@ def _own_session_only(call: Call, session_id: str) -> None:
 
 
 def get_evaluation(call: Call) -> Reply:
-    org_id, agent_id, seq = call.params["orgId"], call.params["id"], call.params["seq"]
+    params = call.params_as(EvaluationParams)
+    org_id, agent_id, seq = params["orgId"], params["id"], params["seq"]
     summary_ref = store.evaluation_ref(org_id, agent_id, seq)
     details_ref = store.details_ref(org_id, agent_id, seq)
     snapshots = read_all([summary_ref, details_ref])
@@ -245,15 +253,16 @@ def get_evaluation(call: Call) -> Reply:
 
 
 def list_evaluations(call: Call) -> Reply:
-    org_id, agent_id = call.params["orgId"], call.params["id"]
-    limit = call.params.get("limit", 20)
+    params = call.params_as(EvaluationsParams)
+    org_id, agent_id = params["orgId"], params["id"]
+    limit = params.get("limit", 20)
     query = (
         store.evaluations(org_id, agent_id)
         .where(filter=FieldFilter("status", "==", EvaluationStatus.FROZEN))
         .order_by("seq", direction=firestore.Query.DESCENDING)
     )
-    if "pageToken" in call.params:
-        query = query.start_after({"seq": int(call.params["pageToken"])})
+    if "pageToken" in params:
+        query = query.start_after({"seq": int(params["pageToken"])})
     found = list(stream_as(query.limit(limit + 1), Summary).values())
     page = found[:limit]
     titles = _titles(org_id, agent_id, [summary["seq"] for summary in page])

@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 
 from functions.psychologist import store
 from functions.psychologist.documents import HypothesisStatus
+from functions.psychologist.requests import CalibrationParams
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
 from shared.instance import settings
@@ -88,9 +89,10 @@ def retained_since() -> datetime:
 
 
 def calibration(call: Call) -> Reply:
-    project_id, agent = call.params["projectId"], call.params.get("agenteAlvo")
-    end = parse_instant(call.params["to"]) if "to" in call.params else utcnow()
-    start = parse_instant(call.params["from"]) if "from" in call.params else end - DEFAULT_WINDOW
+    params = call.params_as(CalibrationParams)
+    project_id, agent = params["projectId"], params.get("agenteAlvo")
+    end = parse_instant(params["to"]) if "to" in params else utcnow()
+    start = parse_instant(params["from"]) if "from" in params else end - DEFAULT_WINDOW
     if start >= end:
         raise ApiError(ErrorCode.INVALID_REQUEST, "The window's from must come before its to.")
     start = max(start, retained_since())

@@ -1,9 +1,10 @@
 """The Psychologist's stored documents, replies, statuses and codes. TypedDicts cost
 nothing at run time; Firestore data is cast to them where it is read. Hypotheses are
 stored in the contract's camelCase; sessions, analyses and events keep the snake_case
-they were first stored with (the views turn them into the contract's names)."""
+they were first stored with (the views turn them into the contract's names).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: evaluated annotations let `NotRequired`
+reach `__required_keys__`, which `tests/test_typed_requests.py` reads of `Event`."""
 
 from datetime import datetime
 from enum import StrEnum
@@ -95,6 +96,14 @@ class EventChunk(TypedDict):
     expires_at: datetime
 
 
+class LastAnalysis(TypedDict):
+    """The latest analysis of a session and the event count it was asked for: a manual
+    analysis of a log that has not grown since is answered with it."""
+
+    id: str
+    event_count: int
+
+
 class Session(TypedDict):
     """`projects/{p}/sessions/{s}`."""
 
@@ -112,14 +121,6 @@ class Session(TypedDict):
     analysis_id: NotRequired[str | None]
     """The analysis an abnormal end queued."""
     last_analysis: NotRequired[LastAnalysis]
-
-
-class LastAnalysis(TypedDict):
-    """The latest analysis of a session and the event count it was asked for: a manual
-    analysis of a log that has not grown since is answered with it."""
-
-    id: str
-    event_count: int
 
 
 class Signal(TypedDict):

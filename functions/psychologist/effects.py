@@ -32,6 +32,7 @@ from typing_extensions import TypedDict
 
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
+from functions.psychologist.requests import DecisionParams
 from shared.errors import conflict
 from shared.http import Call, Reply
 from shared.instance import settings
@@ -154,10 +155,9 @@ def _window(window: tuple[datetime, datetime], counts: Counts, now: datetime) ->
     }
 
 
-def _accepted(call: Call) -> tuple[Hypothesis, datetime]:
+def _accepted(params: DecisionParams) -> tuple[Hypothesis, datetime]:
     """The hypothesis and when it was accepted; 409 while it is not."""
-    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
-    snapshot = store.hypotheses(project_id).document(hypothesis_id).get()
+    snapshot = store.hypotheses(params["projectId"]).document(params["hypothesisId"]).get()
     hypothesis = live_as(snapshot, Hypothesis, "The hypothesis")
     decided = hypothesis["decidedAt"]
     if hypothesis["status"] != HypothesisStatus.ACCEPTED or decided is None:
@@ -169,8 +169,9 @@ def _accepted(call: Call) -> tuple[Hypothesis, datetime]:
 
 
 def effect(call: Call) -> Reply:
-    project_id = call.params["projectId"]
-    hypothesis, decided = _accepted(call)
+    params = call.params_as(DecisionParams)
+    project_id = params["projectId"]
+    hypothesis, decided = _accepted(params)
     kinds = hypothesis.get("signal_kinds", [])
     now = utcnow()
     length = timedelta(days=settings().psychologist_effect_window_days)

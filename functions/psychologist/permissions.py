@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing_extensions import TypedDict
 
 from functions.endpoints import endpoint
+from functions.psychologist.requests import ProjectParams
 from functions.registry import Operation, public_operations
-from shared.auth import known_role
+from shared.auth import Principal, known_role
 from shared.errors import ApiError
 from shared.http import Call, Reply, default_authorizer
 
@@ -24,11 +25,13 @@ class Permission(TypedDict):
     reason: str | None
 
 
-def _permission(call: Call, name: str, operation: Operation) -> Permission:
+def _permission(
+    principal: Principal, project_id: str, name: str, operation: Operation
+) -> Permission:
     target = endpoint(name, operation.method)
     reason = None
     try:
-        default_authorizer(call.principal, target, call.params["projectId"])
+        default_authorizer(principal, target, project_id)
     except ApiError as refused:
         reason = refused.message
     return {
@@ -41,10 +44,10 @@ def _permission(call: Call, name: str, operation: Operation) -> Permission:
 
 
 def access(call: Call) -> Reply:
-    project_id = call.params["projectId"]
+    project_id = call.params_as(ProjectParams)["projectId"]
     _, role = known_role(call.principal, "project", project_id)
     operations = [
-        _permission(call, entry.name, operation)
+        _permission(call.principal, project_id, entry.name, operation)
         for entry, operation in public_operations()
         if entry.tag == API
     ]

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
@@ -30,6 +30,18 @@ from functions.psychologist.documents import (
     StoredEvent,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
+from functions.psychologist.requests import (
+    AnalysisCreateRequest,
+    AnalysisParams,
+    DecisionParams,
+    DecisionRequest,
+    EventsAuditParams,
+    EventsRequest,
+    HypothesesParams,
+    ProjectParams,
+    SessionEndRequest,
+    SessionParams,
+)
 from functions.psychologist.views import (
     analysis_state,
     analysis_view,
@@ -164,9 +176,10 @@ def ingest_events(call: Call) -> Reply:
     absent and counts the batch on the session by server-side transforms, so overlapping
     batches into one session never wait on each other; a batch that lost an event to a
     concurrent one reads again and counts it as a duplicate."""
-    project_id, session_id = call.params["projectId"], call.params["sessionId"]
-    _check_data_sizes(call.body["events"])
-    batch, repeats = _unique_in_batch(call.body["events"])
+    params, events = call.params_as(SessionParams), call.body_as(EventsRequest)["events"]
+    project_id, session_id = params["projectId"], params["sessionId"]
+    _check_data_sizes(events)
+    batch, repeats = _unique_in_batch(events)
     session = store.session_ref(project_id, session_id)
     event_refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in batch}
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
@@ -295,8 +308,9 @@ def close_session(
 
 
 def end_session(call: Call) -> Reply:
-    project_id, session_id = call.params["projectId"], call.params["sessionId"]
-    state, cause = call.body["state"], call.body.get("cause")
+    params, body = call.params_as(SessionParams), call.body_as(SessionEndRequest)
+    project_id, session_id = params["projectId"], params["sessionId"]
+    state, cause = body["state"], body.get("cause")
     if state == SessionState.CLOSED_ABNORMALLY and cause is None:
         cause = "reported_abnormal"
     session = store.session_ref(project_id, session_id)
@@ -372,7 +386,8 @@ def create_analysis(call: Call) -> Reply:
     failed `budget_exhausted` at once. The session records the analysis in the same
     commit, conditioned on the session as read, so that repeats racing each other make
     one analysis."""
-    project_id, session_id = call.params["projectId"], call.body["sessionId"]
+    project_id = call.params_as(ProjectParams)["projectId"]
+    session_id = call.body_as(AnalysisCreateRequest)["sessionId"]
     session_ref = store.session_ref(project_id, session_id)
     spend = store.spend(project_id)
 
@@ -416,7 +431,8 @@ def _standing_analysis(project_id: str, session: Session) -> Analysis | None:
 
 
 def get_analysis(call: Call) -> Reply:
-    snapshot = store.analysis_ref(call.params["projectId"], call.params["analysisId"]).get()
+    params = call.params_as(AnalysisParams)
+    snapshot = store.analysis_ref(params["projectId"], params["analysisId"]).get()
     analysis = live_as(snapshot, Analysis, "The analysis")
     return Reply(analysis_view(analysis))
 
@@ -438,11 +454,20 @@ def _page_token(last: Hypothesis) -> str:
     return base64.urlsafe_b64encode(raw).decode()
 
 
+HYPOTHESIS_FILTERS: tuple[Literal["sessionId", "status", "agenteAlvo"], ...] = (
+    "sessionId",
+    "status",
+    "agenteAlvo",
+)
+"""The parameters that filter the list, each on the stored field of its name (named as
+literals, so that reading them from `HypothesesParams` is typed)."""
+
+
 def list_hypotheses(call: Call) -> Reply:
-    params = call.params
+    params = call.params_as(HypothesesParams)
     limit = params.get("limit", 50)
     query: Any = store.hypotheses(params["projectId"])
-    for field in ("sessionId", "status", "agenteAlvo"):
+    for field in HYPOTHESIS_FILTERS:
         if field in params:
             query = query.where(filter=FieldFilter(field, "==", params[field]))
     query = query.order_by("createdAt", direction=firestore.Query.DESCENDING).order_by(
@@ -460,23 +485,23 @@ def list_hypotheses(call: Call) -> Reply:
 
 
 def decide(call: Call) -> Reply:
-    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
-    ref = store.hypotheses(project_id).document(hypothesis_id)
+    params, body = call.params_as(DecisionParams), call.body_as(DecisionRequest)
+    ref = store.hypotheses(params["projectId"]).document(params["hypothesisId"])
 
     def apply(transaction: firestore.Transaction) -> Hypothesis:
         current = live_as(ref.get(transaction=transaction), Hypothesis, "The hypothesis")
         now = utcnow()
         changes: Changes = {
-            "status": call.body["status"],
+            "status": body["status"],
             "decidedBy": decider(call.principal),
             "decidedAt": now,
             "updatedAt": now,
         }
         transaction.update(ref, changes)
         decision: HypothesisDecision = {
-            "status": call.body["status"],
+            "status": body["status"],
             "previousStatus": current["status"],
-            "reason": call.body.get("reason"),
+            "reason": body.get("reason"),
             "decidedBy": decider(call.principal),
             "decidedAt": now,
             "requestId": call.request_id,
@@ -494,8 +519,9 @@ HISTORY_LIMIT = 100
 def decision_history(call: Call) -> Reply:
     """Every decision on a hypothesis, newest first (at most HISTORY_LIMIT): who changed
     its status, from what, when and why. Two reads: the hypothesis, then its history."""
-    project_id, hypothesis_id = call.params["projectId"], call.params["hypothesisId"]
-    ref = store.hypotheses(project_id).document(hypothesis_id)
+    params = call.params_as(DecisionParams)
+    hypothesis_id = params["hypothesisId"]
+    ref = store.hypotheses(params["projectId"]).document(hypothesis_id)
     live_as(ref.get(), Hypothesis, "The hypothesis")
     query = ref.collection("decisions").order_by("decidedAt", direction=firestore.Query.DESCENDING)
     decisions = stream_as(query.limit(HISTORY_LIMIT), HypothesisDecision).values()
@@ -505,8 +531,9 @@ def decision_history(call: Call) -> Reply:
 
 
 def read_events(call: Call) -> Reply:
-    project_id, session_id = call.params["projectId"], call.params["sessionId"]
-    ids = list(dict.fromkeys(call.params["ids"].split(",")))
+    params = call.params_as(EventsAuditParams)
+    project_id, session_id = params["projectId"], params["sessionId"]
+    ids = list(dict.fromkeys(params["ids"].split(",")))
     now = utcnow()
     refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in ids}
     snapshots = read_all(refs.values())

@@ -10,6 +10,7 @@ from google.cloud import firestore
 from functions.research.documents import Run
 from shared.auth import (
     AuthCache,
+    Membership,
     Principal,
     TokenDocument,
     known_role,
@@ -45,7 +46,8 @@ class Grant:
         token_ref, membership_ref = self.refs(client)
         token, member = snapshots.get(token_ref.path), snapshots.get(membership_ref.path)
         data = data_as(token, TokenDocument) if token is not None else None
-        if data is None or member is None or not member.exists:
+        membership = data_as(member, Membership) if member is not None else None
+        if data is None or membership is None:
             return False
         if not token_is_live(data):
             return False
@@ -54,7 +56,7 @@ class Grant:
             return False
         if principal.tenants is not None and self.tenant_id not in principal.tenants:
             return False
-        return role_allows((member.to_dict() or {}).get("role"), self.role)
+        return role_allows(membership.get("role"), self.role)
 
 
 _GRANTS = AuthCache()

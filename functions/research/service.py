@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from google.cloud import firestore
 
@@ -27,6 +27,16 @@ from functions.research.documents import (
 )
 from functions.research.grants import asker_grant, still_granted
 from functions.research.lifecycle import LIFECYCLE
+from functions.research.requests import (
+    AskRequest,
+    CancelRequest,
+    ConversationCreateRequest,
+    EvidenceItem,
+    EvidenceReadRequest,
+    EvidenceRemoveRequest,
+    EvidenceUpsertRequest,
+    StatusRequest,
+)
 from functions.research.views import (
     TERMINAL,
     conversation_view,
@@ -65,12 +75,13 @@ def _live_conversation(snapshot: Snapshot) -> Conversation:
 
 
 def create_conversation(call: Call) -> Reply:
-    workspace_id = call.body["workspace_id"]
+    body = call.body_as(ConversationCreateRequest)
+    workspace_id = body["workspace_id"]
     now = utcnow()
     conversation_id = new_uuid()
     data: Conversation = {
         "workspace_id": workspace_id,
-        "title": call.body.get("title"),
+        "title": body.get("title"),
         "revision": 1,
         "evidence_revisions": {},
         "run_count": 0,
@@ -83,7 +94,7 @@ def create_conversation(call: Call) -> Reply:
 
 
 def _upsert_plan(
-    items: list[JsonObject], existing: dict[str, Evidence]
+    items: list[EvidenceItem], existing: dict[str, Evidence]
 ) -> tuple[list[EvidenceRef], dict[str, Evidence], bool]:
     """(response items, writes by evidence id, whether any text changed)."""
     answer: list[EvidenceRef] = []
@@ -121,8 +132,9 @@ def _check_room(conversation: Conversation, added: list[str]) -> None:
 
 
 def upsert_evidence(call: Call) -> Reply:
-    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
-    items = call.body["items"]
+    body = call.body_as(EvidenceUpsertRequest)
+    workspace_id, conversation_id = body["workspace_id"], body["conversation_id"]
+    items = body["items"]
     named = [item["evidence_id"] for item in items if "evidence_id" in item]
     if len(named) != len(set(named)):
         raise ApiError(ErrorCode.INVALID_REQUEST, "An evidence_id appears twice in items.")
@@ -160,8 +172,9 @@ def upsert_evidence(call: Call) -> Reply:
 
 
 def remove_evidence(call: Call) -> Reply:
-    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
-    evidence_ids = call.body["evidence_ids"]
+    body = call.body_as(EvidenceRemoveRequest)
+    workspace_id, conversation_id = body["workspace_id"], body["conversation_id"]
+    evidence_ids = body["evidence_ids"]
     conversation = store.conversation_ref(workspace_id, conversation_id)
 
     def apply(transaction: firestore.Transaction) -> Reply:
@@ -189,9 +202,10 @@ def read_evidence(call: Call) -> Reply:
     against exactly what the model read: its text while the item still holds that
     revision; otherwise only that it was revised (only the current revision is kept) or
     removed. One batched read."""
-    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    body = call.body_as(EvidenceReadRequest)
+    workspace_id, conversation_id = body["workspace_id"], body["conversation_id"]
     conversation = store.conversation_ref(workspace_id, conversation_id)
-    cited = cast(list[EvidenceRef], call.body["items"])
+    cited = body["items"]
     refs = {
         ref["evidence_id"]: store.evidence_ref(workspace_id, conversation_id, ref["evidence_id"])
         for ref in cited
@@ -244,7 +258,7 @@ def _refusal(conversation: Conversation, tokens_used: int, config: Settings) -> 
 class Asked:
     """What an ask names, as its call carries it."""
 
-    body: JsonObject
+    body: AskRequest
     body_hash: str
     asker: Asker
     keyed: bool
@@ -377,7 +391,8 @@ def ask(call: Call) -> Reply:
     token counters) and one commit that holds only if none of what it changed changed
     since: the run, a free slot, the conversation's run count and the key. A replayed key
     is answered from reads alone; asks lost to a concurrent one read again."""
-    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
+    body = call.body_as(AskRequest)
+    workspace_id, conversation_id = body["workspace_id"], body["conversation_id"]
     key = _idempotency_key(call)
     key_ref = (
         store.idempotency_ref(workspace_id, _idempotency_hash(call.principal.user_id, key))
@@ -392,7 +407,7 @@ def ask(call: Call) -> Reply:
     spend = store.spend(workspace_id)
 
     asked = Asked(
-        call.body,
+        body,
         _request_hash(call.body),
         {"user_id": call.principal.user_id, "token_id": call.principal.token_id},
         keyed=key_ref is not None,
@@ -427,19 +442,20 @@ def ask(call: Call) -> Reply:
     return reply
 
 
-def _run_in_conversation(call: Call, snapshot: Snapshot) -> Run:
+def _run_in_conversation(conversation_id: str, snapshot: Snapshot) -> Run:
     data = data_as(snapshot, Run)
-    if data is None or data["conversation_id"] != call.body["conversation_id"]:
+    if data is None or data["conversation_id"] != conversation_id:
         raise not_found("The run")
     return data
 
 
 def status(call: Call) -> Reply:
-    workspace_id, conversation_id = call.body["workspace_id"], call.body["conversation_id"]
-    run_ref = store.run_ref(workspace_id, call.body["run_id"])
+    body = call.body_as(StatusRequest)
+    workspace_id, conversation_id = body["workspace_id"], body["conversation_id"]
+    run_ref = store.run_ref(workspace_id, body["run_id"])
     conversation = store.conversation_ref(workspace_id, conversation_id)
     snapshots = read_all([run_ref, conversation])
-    run = _run_in_conversation(call, snapshots[run_ref.path])
+    run = _run_in_conversation(conversation_id, snapshots[run_ref.path])
     holder = snapshots[conversation.path]
     current = data_as(holder, Conversation)
     revision = current["revision"] if current else run["conversation_revision"]
@@ -471,10 +487,12 @@ def _why_not_current(run: Run, conversation: Conversation | None, caller: Princi
 
 
 def cancel(call: Call) -> Reply:
-    run_ref = store.run_ref(call.body["workspace_id"], call.body["run_id"])
+    body = call.body_as(CancelRequest)
+    workspace_id = body["workspace_id"]
+    run_ref = store.run_ref(workspace_id, body["run_id"])
 
     def apply(transaction: firestore.Transaction) -> Run:
-        run = _run_in_conversation(call, run_ref.get(transaction=transaction))
+        run = _run_in_conversation(body["conversation_id"], run_ref.get(transaction=transaction))
         shown = run_view(run_ref.id, run)
         if shown["status"] == RunStatus.CANCELLED:
             return run
@@ -485,7 +503,7 @@ def cancel(call: Call) -> Reply:
             "failure_code": FailureCode.CANCELLED,
             "cancelled_at": utcnow(),
         }
-        store.release_slot(transaction, call.body["workspace_id"], run_ref.id, run)
+        store.release_slot(transaction, workspace_id, run_ref.id, run)
         transaction.update(run_ref, changes)
         return as_stored({**run, **changes}, Run)
 

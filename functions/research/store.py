@@ -18,8 +18,9 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.field_path import FieldPath
 
+from functions.research.documents import Slot
 from shared.spend import Spend
-from shared.store import collection, document
+from shared.store import collection, document, read_as
 
 RUNS = "runs"
 
@@ -99,7 +100,8 @@ def release_slot(
     if "slot" not in run:
         return
     slot = slot_ref(workspace_id, run["slot"])
-    if (slot.get(transaction=transaction).to_dict() or {}).get("run_id") == run_id:
+    held = read_as(slot, Slot, transaction)
+    if held is not None and held.get("run_id") == run_id:
         transaction.delete(slot)
 
 

@@ -41,7 +41,7 @@ from shared.ids import new_uuid
 from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, utcnow
-from shared.store import Changes, as_stored, read_all, read_as
+from shared.store import Changes, as_stored, data_as, read_all, read_as, stream_as
 
 
 @dataclass
@@ -102,10 +102,7 @@ def _preflight(run: Run) -> str | None:
 
 def _evidence(run: Run) -> dict[str, Evidence]:
     collection = store.evidence_collection(run["workspace_id"], run["conversation_id"])
-    return {
-        snapshot.id: as_stored(snapshot.to_dict() or {}, Evidence)
-        for snapshot in collection.stream()
-    }
+    return stream_as(collection, Evidence)
 
 
 def produce(claimed: Claim, outcome: RunWork) -> RunWork:
@@ -157,11 +154,8 @@ def _settlement(
         return FailureCode.ACCESS_CHANGED
     if any(not snapshots[ref.path].exists for ref in cited):
         return FailureCode.SOURCE_UNAVAILABLE
-    conversation = snapshots[conversation_path]
-    if (
-        not conversation.exists
-        or (conversation.to_dict() or {})["revision"] != run["conversation_revision"]
-    ):
+    conversation = data_as(snapshots[conversation_path], Conversation)
+    if conversation is None or conversation["revision"] != run["conversation_revision"]:
         return FailureCode.CONTEXT_CHANGED
     return None
 
