@@ -78,14 +78,27 @@ class Event(TypedDict):
     data: NotRequired[dict[str, Any]]
 
 
-class StoredEvent(TypedDict):
-    """`projects/{p}/sessions/{s}/events/{sha256(eventId)}`: what makes ingestion idempotent and
-    the audit read possible. The event itself lives once, in its chunk, at `index`."""
+class SealedGeneration(TypedDict):
+    id: str
+    expires_at: datetime
+    """When its last entry expires."""
 
-    hash: str
-    chunk: str
-    index: int
-    received_at: datetime
+
+class IndexHead(TypedDict):
+    """`projects/{p}/sessions/{s}/event_index/head`: the newest packed entries of the
+    session's event index (`event_index.py`), and its sealed generations, oldest first."""
+
+    entries: bytes
+    sealed: list[SealedGeneration]
+    generations: int
+    """How many generations were ever sealed: the next one's document id."""
+    expires_at: datetime
+
+
+class IndexGeneration(TypedDict):
+    """`projects/{p}/sessions/{s}/event_index/{n}`: a sealed generation's packed entries."""
+
+    entries: bytes
     expires_at: datetime
 
 

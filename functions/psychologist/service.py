@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,10 +23,21 @@ from functions.psychologist.documents import (
     EventChunk,
     Hypothesis,
     HypothesisDecision,
+    IndexGeneration,
+    IndexHead,
     LastAnalysis,
     Session,
     SessionState,
-    StoredEvent,
+)
+from functions.psychologist.event_index import (
+    Generation,
+    Indexed,
+    body_key,
+    entry,
+    live_sealed,
+    look_up,
+    new_chunk_id,
+    plan_index,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.requests import (
@@ -54,7 +64,7 @@ from shared import jobs, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, Issue, conflict, not_found
 from shared.http import Call, Reply
-from shared.ids import new_random_id, new_ulid
+from shared.ids import new_ulid
 from shared.instance import settings
 from shared.retention import is_expired, parse_instant, to_micros, utcnow
 from shared.store import (
@@ -74,10 +84,6 @@ from shared.store import (
 
 MAX_DATA_BYTES = 8 * 1024
 CHUNK_BYTES = 800_000
-
-
-def _canonical(event: Event) -> str:
-    return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()
 
 
 def _check_data_sizes(events: list[Event]) -> None:
@@ -102,7 +108,7 @@ def _unique_in_batch(events: list[Event]) -> tuple[dict[str, Event], int]:
         earlier = unique.get(event["id"])
         if earlier is None:
             unique[event["id"]] = event
-        elif _canonical(earlier) == _canonical(event):
+        elif body_key(earlier) == body_key(event):
             repeats += 1
         else:
             raise conflict(f"Event {event['id']} appears twice in the batch with different bodies.")
@@ -146,69 +152,88 @@ class IngestPlan:
 def plan_ingest(
     current: Session | None,
     batch: dict[str, Event],
-    stored: dict[str, StoredEvent | None],
+    known: dict[str, Indexed | None],
     repeats: int,
     now: datetime,
     interval: timedelta,
 ) -> IngestPlan:
-    """A batch's decision from the session and the event documents it read (by event id,
-    None when absent): an ended session takes no more events; an event stored and not
-    expired is a duplicate when its body is the same and a conflict when it is not; an
-    expired one not yet deleted by the TTL is received anew."""
+    """A batch's decision from the session and what the event index holds of its events
+    (by event id, None when absent): an ended session takes no more events; an event
+    indexed and not expired is a duplicate when its body is the same and a conflict when
+    it is not; an expired one is received anew."""
     if current is not None and current["state"] != SessionState.OPEN:
         raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
     fresh: list[Event] = []
     duplicates = repeats
     for event_id, event in batch.items():
-        known = stored.get(event_id)
-        if known is None or is_expired(known, now):
+        indexed = known.get(event_id)
+        if indexed is None or indexed.expires_at <= now:
             fresh.append(event)
-        elif known["hash"] == _canonical(event):
+        elif indexed.body == body_key(event):
             duplicates += 1
         else:
             raise conflict(f"Event {event_id} was already received with a different body.")
     return IngestPlan(fresh, duplicates, _session_write(current, fresh, now, interval))
 
 
+def _read_index(
+    project_id: str, session_id: str, head: IndexHead | None, now: datetime
+) -> list[Generation]:
+    """The session's index generations that may hold a live entry, newest first: the head
+    as read, then its sealed generations (a second round trip, only for a session that
+    has filled one)."""
+    generations = [Generation(head["entries"])] if head is not None else []
+    sealed = [
+        store.index_generation(project_id, session_id, generation["id"])
+        for generation in live_sealed(head, now)
+    ]
+    if sealed:
+        snapshots = read_all(sealed)
+        for ref in sealed:
+            data = data_as(snapshots[ref.path], IndexGeneration)
+            if data is not None:
+                generations.append(Generation(data["entries"]))
+    return generations
+
+
 def ingest_events(call: Call) -> Reply:
-    """Store a batch of events, each once. One batched read (the session and the events'
-    documents) and one commit that creates each new event's document only if it is still
-    absent and counts the batch on the session by server-side transforms, so overlapping
-    batches into one session never wait on each other; a batch that lost an event to a
-    concurrent one reads again and counts it as a duplicate."""
+    """Store a batch of events, each once, in one batched read (the session and its index
+    head) and one commit: the new events in chunks, their entries in the index head, and
+    the batch counted on the session by server-side transforms. The head is written only
+    if it is still as read, so overlapping batches into one session take turns: a batch
+    that lost its turn reads again and counts what the other stored as duplicates."""
     params, events = call.params_as(SessionParams), call.body_as(EventsRequest)["events"]
     project_id, session_id = params["projectId"], params["sessionId"]
     _check_data_sizes(events)
     batch, repeats = _unique_in_batch(events)
     session = store.session_ref(project_id, session_id)
-    event_refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in batch}
+    head_ref = store.index_head(project_id, session_id)
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
 
     def plan(writes: firestore.WriteBatch) -> Reply:
-        snapshots = read_all([session, *event_refs.values()])
-        held = snapshots[session.path]
-        stored = {eid: data_as(snapshots[ref.path], StoredEvent) for eid, ref in event_refs.items()}
+        snapshots = read_all([session, head_ref])
+        held, head_read = snapshots[session.path], snapshots[head_ref.path]
+        head = data_as(head_read, IndexHead)
         now = utcnow()
+        generations = _read_index(project_id, session_id, head, now)
         decided = plan_ingest(
-            data_as(held, Session), batch, stored, repeats, now, heartbeat_interval()
+            data_as(held, Session),
+            batch,
+            look_up(generations, batch, now),
+            repeats,
+            now,
+            heartbeat_interval(),
         )
+        if not decided.fresh:
+            return Reply({"accepted": 0, "duplicates": decided.duplicates})
         expires = now + retention
-        for grouped in event_chunks(decided.fresh):
-            chunk_ref = store.event_chunks(project_id, session_id).document(new_random_id())
-            encoded = ",".join(text for _, text in grouped)
-            chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
-            writes.create(chunk_ref, writable(chunk))
-            for index, (event, _) in enumerate(grouped):
-                stored_event: StoredEvent = {
-                    "hash": _canonical(event),
-                    "chunk": chunk_ref.id,
-                    "index": index,
-                    "received_at": now,
-                    "expires_at": expires,
-                }
-                write_if_unchanged(
-                    writes, snapshots[event_refs[event["id"]].path], writable(stored_event)
-                )
+        added = _store_chunks(writes, project_id, session_id, decided.fresh, expires)
+        index = plan_index(head, added, now, expires)
+        if index.sealed is not None:
+            generation_id, generation = index.sealed
+            ref = store.index_generation(project_id, session_id, generation_id)
+            writes.create(ref, writable(generation))
+        write_if_unchanged(writes, head_read, writable(index.head))
         if decided.session is not None and decided.session.create:
             writes.create(session, decided.session.changes)
         elif decided.session is not None:
@@ -216,6 +241,28 @@ def ingest_events(call: Call) -> Reply:
         return Reply({"accepted": len(decided.fresh), "duplicates": decided.duplicates})
 
     return commit_if_unchanged(plan)
+
+
+def _store_chunks(
+    writes: firestore.WriteBatch,
+    project_id: str,
+    session_id: str,
+    fresh: list[Event],
+    expires: datetime,
+) -> bytes:
+    """Create the chunks that hold the batch's new events; their packed index entries."""
+    added: list[bytes] = []
+    for grouped in event_chunks(fresh):
+        chunk_id = new_chunk_id()
+        encoded = ",".join(text for _, text in grouped)
+        chunk: EventChunk = {"events_json": f"[{encoded}]", "expires_at": expires}
+        writes.create(
+            store.event_chunks(project_id, session_id).document(chunk_id), writable(chunk)
+        )
+        added.extend(
+            entry(event, chunk_id, position, expires) for position, (event, _) in enumerate(grouped)
+        )
+    return b"".join(added)
 
 
 def _session_write(
@@ -531,23 +578,19 @@ def decision_history(call: Call) -> Reply:
 
 
 def read_events(call: Call) -> Reply:
+    """Events by id, for the audit read: the index says where each is kept, then the
+    chunks that hold them are read in one round trip."""
     params = call.params_as(EventsAuditParams)
     project_id, session_id = params["projectId"], params["sessionId"]
     ids = list(dict.fromkeys(params["ids"].split(",")))
     now = utcnow()
-    refs = {event_id: store.event_ref(project_id, session_id, event_id) for event_id in ids}
-    snapshots = read_all(refs.values())
-    read = {event_id: data_as(snapshots[ref.path], StoredEvent) for event_id, ref in refs.items()}
-    stored = {
-        event_id: data
-        for event_id, data in read.items()
-        if data is not None and not is_expired(data, now)
-    }
-    chunks = _chunks_of(project_id, session_id, stored.values(), now)
+    head = read_as(store.index_head(project_id, session_id), IndexHead)
+    indexed = look_up(_read_index(project_id, session_id, head, now), ids, now)
+    chunks = _chunks_of(project_id, session_id, indexed.values(), now)
     found: list[Event] = []
     for event_id in ids:
-        event = _event_of(stored.get(event_id), chunks)
-        if event is not None:
+        event = _event_of(indexed[event_id], chunks)
+        if event is not None and event["id"] == event_id:
             found.append(event)
     returned = {event["id"] for event in found}
     missing = [event_id for event_id in ids if event_id not in returned]
@@ -557,12 +600,12 @@ def read_events(call: Call) -> Reply:
 def _chunks_of(
     project_id: str,
     session_id: str,
-    stored: Iterable[StoredEvent],
+    indexed: Iterable[Indexed | None],
     now: datetime,
 ) -> dict[str, list[Event]]:
-    """The retained chunks that hold `stored` events, decoded, read in one round trip."""
+    """The retained chunks that hold `indexed` events, decoded, read in one round trip."""
     collection = store.event_chunks(project_id, session_id)
-    names = sorted({data["chunk"] for data in stored})
+    names = sorted({entry.chunk for entry in indexed if entry is not None})
     chunks: dict[str, list[Event]] = {}
     for snapshot in read_all([collection.document(name) for name in names]).values():
         data = data_as(snapshot, EventChunk)
@@ -571,9 +614,9 @@ def _chunks_of(
     return chunks
 
 
-def _event_of(stored: StoredEvent | None, chunks: dict[str, list[Event]]) -> Event | None:
+def _event_of(indexed: Indexed | None, chunks: dict[str, list[Event]]) -> Event | None:
     """An event from its chunk (None when the event or its chunk is gone)."""
-    if stored is None:
+    if indexed is None:
         return None
-    chunk = chunks.get(stored["chunk"])
-    return chunk[stored["index"]] if chunk is not None else None
+    chunk = chunks.get(indexed.chunk)
+    return chunk[indexed.position] if chunk is not None else None

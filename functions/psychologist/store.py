@@ -2,9 +2,10 @@
 
 projects/{p}                                  tenant
 projects/{p}/sessions/{s}                     state, agents, counts, first/last event time
-projects/{p}/sessions/{s}/events/{h}          an event's hash (idempotency) and its place in
-                                              a chunk (audit reads), not the event itself;
-                                              h = sha256(event id), so keys are not monotonic
+projects/{p}/sessions/{s}/event_index/head   the session's packed event index: a hash of each
+                                              event's id and body (idempotency) and its place
+                                              in a chunk (audit reads), see event_index.py
+projects/{p}/sessions/{s}/event_index/{n}     a sealed generation of that index
 projects/{p}/sessions/{s}/event_chunks/{c}    a batch's events as one JSON array: the only copy
 projects/{p}/usage/{k}                        `tokens_used`: Gemini tokens (shared.spend)
 projects/{p}/analyses/{a}                     one analysis (its creation runs the worker)
@@ -31,16 +32,14 @@ def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference
     return document(PROJECTS, project_id, "sessions", session_id)
 
 
-def events(project_id: str, session_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "sessions", session_id, "events")
+def index_head(project_id: str, session_id: str) -> firestore.DocumentReference:
+    return document(PROJECTS, project_id, "sessions", session_id, "event_index", "head")
 
 
-def event_ref(project_id: str, session_id: str, event_id: str) -> firestore.DocumentReference:
-    """An event's document. Its key is a hash of the event's id: clients' ULIDs rise
-    with time, and Firestore documents about 500 writes a second into a monotonic key
-    range; hashed keys spread the writes."""
-    key = hashlib.sha256(event_id.encode()).hexdigest()[:32]
-    return document(PROJECTS, project_id, "sessions", session_id, "events", key)
+def index_generation(
+    project_id: str, session_id: str, generation_id: str
+) -> firestore.DocumentReference:
+    return document(PROJECTS, project_id, "sessions", session_id, "event_index", generation_id)
 
 
 def event_chunks(project_id: str, session_id: str) -> firestore.CollectionReference:

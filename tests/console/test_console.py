@@ -14,13 +14,12 @@ from playwright.sync_api import Locator, expect
 
 from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
-from functions.psychologist import store
 from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
 from tests.console.conftest import Console
-from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 from tests.psychologist.test_effect import MIN, measured
 from tests.research.conftest import Research
 
@@ -55,9 +54,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     reopened = reopening(psy)
     analysed(psy, hypothesis("dev-api", reopened, termination="Stopped after a long tool call."))
     expired = reopened[2]
-    store.event_ref(psy.project, SESSION, expired).update(
-        {"expires_at": utcnow() - timedelta(minutes=1)}
-    )
+    expire_indexed(psy.project, SESSION, utcnow() - timedelta(minutes=1), [expired])
     console.open()
     console.sign_in(psy.viewer)
     console.show("hypotheses", project=psy.project)

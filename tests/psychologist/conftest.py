@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from ulid import ULID
 
+from functions.psychologist import store
+from functions.psychologist.event_index import ENTRY, Generation, Indexed, id_key
+from shared.retention import to_micros
 from tests.api import Api, World, wait_for
 
 CAPABILITY = ("agent:psychologist",)
@@ -16,6 +19,26 @@ CAPABILITY = ("agent:psychologist",)
 
 def event_id(moment: datetime) -> str:
     return str(ULID.from_datetime(moment))
+
+
+def indexed(project: str, session: str, event: str) -> Indexed:
+    """What the session's index head holds of one event."""
+    found = Generation(store.index_head(project, session).get().get("entries")).find(event)
+    assert found is not None, f"event {event} is not in the index head"
+    return found
+
+
+def expire_indexed(project: str, session: str, at: datetime, ids: list[str] | None = None) -> None:
+    """Make the session's index entries (of `ids`, else every one) expire at `at`."""
+    ref = store.index_head(project, session)
+    packed = ref.get().get("entries")
+    keys = {id_key(event) for event in ids} if ids is not None else None
+    changed = bytearray(packed)
+    for offset in range(0, len(packed), ENTRY.size):
+        key, body, chunk, position, _ = ENTRY.unpack_from(packed, offset)
+        if keys is None or key in keys:
+            ENTRY.pack_into(changed, offset, key, body, chunk, position, to_micros(at))
+    ref.update({"entries": bytes(changed)})
 
 
 @dataclass

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from functions.psychologist import store
 from shared.clients import db
+from shared.retention import utcnow
 from shared.validation import issues_for
 from tests.api import Configure, document, redeliver, wait_for
-from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis, indexed
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
 MISSING = "01JC4Z8QK3M7YV2N5T9B0PXZZZ"
@@ -219,8 +219,7 @@ def test_an_analysis_whose_worker_died_reads_as_failed_once_its_lease_passes(
 def test_the_events_audit_reports_expired_events_as_missing(psy: Psychologist) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
-    event = store.event_ref(psy.project, SESSION, reopened[0])
-    event.update({"expires_at": event.get().get("received_at")})
+    expire_indexed(psy.project, SESSION, utcnow(), [reopened[0]])
     reply = psy.api.call(
         "GET",
         psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]},{reopened[1]}"),
@@ -229,25 +228,24 @@ def test_the_events_audit_reports_expired_events_as_missing(psy: Psychologist) -
     assert reply.json() == {"events": [log.events[2]], "missing": [reopened[0]]}
 
 
-def test_each_event_is_stored_once_in_its_chunk_and_its_own_document_points_there(
+def test_each_event_is_stored_once_in_its_chunk_and_the_index_points_there(
     psy: Psychologist,
 ) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
     session = f"projects/{psy.project}/sessions/{SESSION}"
-    own = store.event_ref(psy.project, SESSION, reopened[1]).get().to_dict() or {}
-    assert "event" not in own
-    chunk = db().document(f"{session}/event_chunks/{own['chunk']}").get().to_dict() or {}
-    assert json.loads(chunk["events_json"])[own["index"]] == log.events[2]
+    own = indexed(psy.project, SESSION, reopened[1])
+    chunk = db().document(f"{session}/event_chunks/{own.chunk}").get().to_dict() or {}
+    assert json.loads(chunk["events_json"])[own.position] == log.events[2]
 
 
 def test_an_event_whose_chunk_expired_reads_as_missing(psy: Psychologist) -> None:
     log, reopened = reopening_log()
     psy.ingest(SESSION, log.events)
     session = f"projects/{psy.project}/sessions/{SESSION}"
-    own = store.event_ref(psy.project, SESSION, reopened[0]).get().to_dict() or {}
-    chunk = db().document(f"{session}/event_chunks/{own['chunk']}")
-    chunk.update({"expires_at": own["received_at"]})
+    own = indexed(psy.project, SESSION, reopened[0])
+    chunk = db().document(f"{session}/event_chunks/{own.chunk}")
+    chunk.update({"expires_at": utcnow()})
     reply = psy.api.call(
         "GET", psy.path(f"/sessions/{SESSION}/events?ids={reopened[0]}"), token=psy.viewer
     )

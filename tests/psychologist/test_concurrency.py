@@ -1,16 +1,19 @@
 """Event batches and decisions racing each other, with real threads against the local host.
 
-Event batches into one session neither lock nor contend: each lands, with every event
-stored once. Decisions on one hypothesis contend on it; the emulator serialises such
-transactions poorly, so a loser may answer `409` with `Retry-After`. Nothing may answer
-`500`, store an event twice or lose a decision.
+Event batches into one session take turns on its index head without a lock: each lands,
+with every event stored once. Decisions on one hypothesis contend on it; the emulator
+serialises such transactions poorly, so a loser may answer `409` with `Retry-After`.
+Nothing may answer `500`, store an event twice or lose a decision.
 """
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from functions.psychologist import store
+from functions.psychologist.event_index import Generation
 from shared.clients import db
 from tests.api import document
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
@@ -36,8 +39,10 @@ def test_20_overlapping_batches_at_once_all_land_and_store_each_event_once(
     counts = [reply.json() for reply in replies]
     assert sum(c["accepted"] for c in counts) == 105
     assert sum(c["duplicates"] for c in counts) == 200 - 105
-    events = db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream()
-    assert len(list(events)) == 105
+    chunks = db().collection(f"projects/{psy.project}/sessions/{SESSION}/event_chunks").stream()
+    stored = [event["id"] for c in chunks for event in json.loads(c.get("events_json"))]
+    assert sorted(stored) == sorted(event["id"] for event in log.events)
+    assert len(Generation(store.index_head(psy.project, SESSION).get().get("entries"))) == 105
     session = document(f"projects/{psy.project}/sessions/{SESSION}")
     assert (session["event_count"], session["agents"]) == (105, ["dev-api", "qa-bot"])
     ended = psy.end(SESSION, "closed").json()

@@ -5,19 +5,22 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from benchmarks.counting import CallCounter
 from cli.emulator import Emulator, free_port
 from cli.gemini_stand_in import Recorded, Reply
 from cli.host import LocalHost
 from functions.psychologist import store
+from functions.psychologist.documents import Event
+from functions.psychologist.event_index import GENERATION_EVENTS, Generation, entry, new_chunk_id
 from shared.clients import db
 from shared.retention import from_micros, utcnow
 from shared.validation import issues_for
 from tests.api import Configure, all_documents, document, wait_for
-from tests.psychologist.conftest import Log, Psychologist, hypothesis
+from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
 OTHER = "01JC4Z8QK3M7YV2N5T9B0PXHRB"
@@ -44,8 +47,7 @@ def test_an_expired_event_not_yet_deleted_is_received_again_not_counted_a_duplic
     the event is gone for every reader, so sending it again stores it again."""
     event = Log().add("dev-api", "task.opened", task="T-1")
     psy.ingest(SESSION, [event])
-    for snapshot in db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream():
-        snapshot.reference.update({"expires_at": utcnow()})
+    expire_indexed(psy.project, SESSION, utcnow())
     for snapshot in (
         db().collection(f"projects/{psy.project}/sessions/{SESSION}/event_chunks").stream()
     ):
@@ -352,13 +354,51 @@ def test_the_session_heartbeat_moves_at_most_once_per_interval(
     assert session.get().get("event_count") == 3
 
 
-def test_event_documents_are_keyed_apart_from_their_time_ordered_ids(psy: Psychologist) -> None:
+def test_a_batch_of_new_events_reads_two_documents_and_writes_three(
+    psy: Psychologist, counter: CallCounter, configure: Configure
+) -> None:
+    """The session and the index head are read; a chunk, the head and the session are
+    written: no document per event (the caller's token is remembered, as in production)."""
+    configure(AUTH_CACHE_SECONDS="60")
     log = Log()
-    events = [log.add("dev-api", "message") for _ in range(20)]
-    psy.ingest(SESSION, events)
-    stored = db().collection(f"projects/{psy.project}/sessions/{SESSION}/events").stream()
-    keys = [snapshot.id for snapshot in stored]
-    assert not {event["id"] for event in events} & set(keys)
-    by_key = sorted(keys)
-    in_time = [store.event_ref(psy.project, SESSION, event["id"]).id for event in events]
-    assert by_key != in_time
+    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    counter.clear()
+    batch = [log.add("dev-api", "message") for _ in range(100)]
+    assert psy.ingest(SESSION, batch).json() == {"accepted": 100, "duplicates": 0}
+    assert (counter.reads, counter.writes) == (2, 3)
+    counter.clear()
+    assert psy.ingest(SESSION, batch).json() == {"accepted": 0, "duplicates": 100}
+    assert (counter.reads, counter.writes) == (2, 0)
+    stored = all_documents()
+    assert not [path for path in stored if "/events/" in path]
+    assert len([path for path in stored if "/event_index/" in path]) == 1
+
+
+def test_events_sealed_into_an_older_generation_stay_duplicates_and_readable_by_id(
+    psy: Psychologist,
+) -> None:
+    log = Log()
+    first = [log.add("dev-api", "message") for _ in range(5)]
+    psy.ingest(SESSION, first)
+    head = store.index_head(psy.project, SESSION)
+    filler = b"".join(
+        entry(
+            cast(Event, Log().add(f"filler-{n}", "message")),
+            new_chunk_id(),
+            0,
+            utcnow() + timedelta(hours=1),
+        )
+        for n in range(GENERATION_EVENTS - 5 - 50)
+    )
+    head.update({"entries": head.get().get("entries") + filler})
+    later = [log.add("dev-api", "message") for _ in range(100)]
+    assert psy.ingest(SESSION, later).json() == {"accepted": 100, "duplicates": 0}
+    sealed = store.index_generation(psy.project, SESSION, "0").get()
+    assert len(Generation(sealed.get("entries"))) == GENERATION_EVENTS - 50
+    assert len(Generation(head.get().get("entries"))) == 100
+    assert psy.ingest(SESSION, [*first, later[0]]).json() == {"accepted": 0, "duplicates": 6}
+    changed = {**first[1], "type": "error"}
+    assert psy.ingest(SESSION, [changed]).status_code == 409
+    ids = f"{first[0]['id']},{later[-1]['id']}"
+    audit = psy.api.call("GET", psy.path(f"/sessions/{SESSION}/events?ids={ids}"), token=psy.viewer)
+    assert audit.json() == {"events": [first[0], later[-1]], "missing": []}

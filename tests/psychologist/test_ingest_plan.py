@@ -1,4 +1,5 @@
-"""A batch's decision, from the session and event documents it read to the writes it plans."""
+"""A batch's decision, from the session and event index it read to the writes it plans; and
+the packed index itself: lookups, expiry, sealing and its bound."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from google.cloud import firestore
 
-from functions.psychologist.documents import Event, Session, SessionState, StoredEvent
-from functions.psychologist.service import _canonical, plan_ingest
+from functions.psychologist.documents import Event, Session, SessionState
+from functions.psychologist.event_index import Indexed, body_key
+from functions.psychologist.service import plan_ingest
 from shared.errors import ApiError, ErrorCode
 from shared.retention import parse_instant, to_micros
 
@@ -22,14 +24,8 @@ def event(event_id: str, agent: str = "dev", at: str = "2026-12-02T11:00:00Z") -
     return {"id": event_id, "agent": agent, "type": "tool_call", "at": at}
 
 
-def stored(of: Event, expires_at: datetime = NOW + timedelta(hours=1)) -> StoredEvent:
-    return {
-        "hash": _canonical(of),
-        "chunk": "c",
-        "index": 0,
-        "received_at": NOW,
-        "expires_at": expires_at,
-    }
+def stored(of: Event, expires_at: datetime = NOW + timedelta(hours=1)) -> Indexed:
+    return Indexed(body_key(of), "c", 0, expires_at)
 
 
 def open_session(last_seen_at: datetime = NOW) -> Session:
