@@ -32,6 +32,7 @@ def _counted(gemini: Any, work: Any) -> dict[str, Any]:
         "firestore_calls": len(COUNTER.calls),
         "reads": COUNTER.reads,
         "writes": COUNTER.writes,
+        "deletes": COUNTER.expiring,
         "gemini_calls": len(gemini.requests) - asked,
     }
 
@@ -40,7 +41,7 @@ def _counted_call(seed: Seed, target: str, path: str, body: Any) -> tuple[Any, d
     """A POST's answer, and the documents it read and wrote."""
     COUNTER.clear()
     answer = _call(seed, target, "POST", path, body)
-    return answer, {"reads": COUNTER.reads, "writes": COUNTER.writes}
+    return answer, {"reads": COUNTER.reads, "writes": COUNTER.writes, "deletes": COUNTER.expiring}
 
 
 def _research_run(seed: Seed, gemini: Any) -> dict[str, Any]:
@@ -131,6 +132,32 @@ def _session_end(seed: Seed, gemini: Any) -> dict[str, Any]:
     }
 
 
+def _batched_analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
+    """A 1,000-event session ended abnormally: the end request, then its analysis through
+    the Batch API: the worker submits the batch, the sweep's poll finishes it."""
+    from functions.psychologist import batch, store, worker
+    from shared import jobs
+
+    project = seed.project_small
+    _ingested(seed, "JOBCOSTBATCH", datetime(2026, 11, 9, tzinfo=UTC))
+    ended, documents = _counted_call(
+        seed,
+        "psychologist_session_end",
+        f"/projects/{project}/sessions/JOBCOSTBATCH/end",
+        {"state": "closed_abnormally", "cause": "crash"},
+    )
+    params = {"projectId": project, "analysisId": ended["analysisId"]}
+    submitted = _counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench"))
+    analysis = store.analysis_ref(project, ended["analysisId"])
+    finished = _counted(gemini, lambda: batch.poll(analysis))
+    return {
+        "events": ANALYSED_EVENTS,
+        **{key: submitted[key] + finished[key] for key in submitted},
+        "batched_requests": sum(1 for r in gemini.requests if r.batch is not None),
+        "end_request": documents,
+    }
+
+
 def _evaluation(seed: Seed, gemini: Any) -> dict[str, Any]:
     from functions.agentconnect import worker
     from shared import jobs
@@ -153,5 +180,6 @@ def job_costs(seed: Seed, gemini: Any) -> dict[str, Any]:
         "research_run": _research_run(seed, gemini),
         "analysis": _analysis(seed, gemini),
         "session_end": _session_end(seed, gemini),
+        "batched_analysis": _batched_analysis(seed, gemini),
         "evaluation": _evaluation(seed, gemini),
     }

@@ -161,6 +161,40 @@ def warm_latency(seed: Seed, env: dict[str, str], rounds: int) -> dict[str, Any]
     return results
 
 
+PER_EVENT_BATCHES, PER_EVENT_BATCH, PER_EVENT_OVERLAP = 10, 100, 20
+
+
+def ingest_per_event(seed: Seed) -> dict[str, Any]:
+    """Documents read, written and later deleted (TTL) per new event, over one session
+    of ten 100-event batches each re-sending the previous batch's last 20 events (a
+    client's retries): what ingestion costs Firestore per event, replays included."""
+    from shared.instance import instance, renew
+
+    renew(instance().environ)
+    client = function_client(MAIN, "psychologist_session_events")
+    headers = {"Authorization": f"Bearer {seed.token}"}
+    path = f"/projects/{seed.project_small}/sessions/PEREVENT/events"
+    start = datetime(2026, 11, 5, tzinfo=UTC)
+    step = PER_EVENT_BATCH - PER_EVENT_OVERLAP
+    events = event_batch(start, 0, step * (PER_EVENT_BATCHES - 1) + PER_EVENT_BATCH)
+    new = 0
+    COUNTER.clear()
+    for index in range(PER_EVENT_BATCHES):
+        body = {"events": events[index * step : index * step + PER_EVENT_BATCH]}
+        reply = client.open(path, method="POST", json=body, headers=headers)
+        if reply.status_code >= 300:
+            raise RuntimeError(reply.get_data(as_text=True))
+        new += reply.get_json()["accepted"]
+    return {
+        "batches": PER_EVENT_BATCHES,
+        "sent": PER_EVENT_BATCHES * PER_EVENT_BATCH,
+        "new": new,
+        "reads": round(COUNTER.reads / new, 4),
+        "writes": round(COUNTER.writes / new, 4),
+        "deletes": round(COUNTER.expiring / new, 4),
+    }
+
+
 def round_trips(seed: Seed) -> dict[str, Any]:
     """Calls each request makes to Firestore, cold (first request of an instance) and
     warm, beside the floor's, counted by the interceptor on the client's channel."""
@@ -171,7 +205,7 @@ def round_trips(seed: Seed) -> dict[str, Any]:
     results = {}
     for case in CASES:
         counts: dict[str, list[list[str]]] = {}
-        documents: dict[str, int] = {}
+        documents: dict[str, Any] = {}
         for side, source, target in (("project", MAIN, case.name), ("floor", FLOOR, case.floor)):
             renew(instance().environ)
             client = function_client(source, target)
@@ -188,9 +222,14 @@ def round_trips(seed: Seed) -> dict[str, Any]:
                     raise RuntimeError(reply.get_data(as_text=True))
                 counts[side].append(list(COUNTER.calls))
             if side == "project":
-                documents = {"reads": COUNTER.reads, "writes": COUNTER.writes}
+                documents = {
+                    "reads": COUNTER.reads,
+                    "writes": COUNTER.writes,
+                    "deletes": COUNTER.expiring,
+                }
         if case.name == "psychologist_session_events":
             documents["batch_events"] = INGEST_BATCH
+            documents["per_new_event"] = ingest_per_event(seed)
         if not counts["floor"][1]:
             raise RuntimeError(f"{case.floor} made no counted Firestore call: counting is off")
         results[case.name] = {

@@ -118,9 +118,13 @@ def _cost_cells(row: dict[str, Any]) -> str:
     return f"{row['tokens']:>7} tokens ({row['cached_tokens']:>6} cached)  ${row['cost_usd']:.5f}"
 
 
+def _models(models: dict[str, str]) -> str:
+    return ", ".join(f"{flow} on {model}" for flow, model in models.items())
+
+
 def _token_lines(tokens: dict[str, Any]) -> list[str]:
     lines = [
-        f"Gemini tokens and cost per analysis ({tokens['model']}, prices read "
+        f"Gemini tokens and cost per analysis ({_models(tokens['models'])}, prices read "
         f"{tokens['prices_read']}; local development model's answers), first / repeated:"
     ]
     lines += [

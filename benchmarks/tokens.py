@@ -7,6 +7,7 @@ four characters a token; prices come from `benchmarks/prices.json`."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -14,7 +15,7 @@ from typing import Any, cast
 import requests
 
 from benchmarks.processes import ROOT
-from benchmarks.seeding import DEFAULT_TARGET, Seed, event_batch
+from benchmarks.seeding import BENCH_ENV, DEFAULT_TARGET, Seed, event_batch
 from cli.capacity import cost_usd
 
 PRICES = ROOT / "benchmarks" / "prices.json"
@@ -204,14 +205,19 @@ def evaluation_tokens(seed: Seed, host_url: str, price: dict[str, float]) -> dic
 
 
 def token_use(seed: Seed, host_url: str) -> dict[str, Any]:
-    from shared.models import DEFAULT_MODEL
+    """Each flow's tokens on the model it asks (the bench's settings), priced on it."""
+    from cli.host import flow_models
+    from shared.config import load_settings
 
     table = price_table()
-    price = table["models"][DEFAULT_MODEL]
+    models = flow_models(load_settings({**os.environ, **BENCH_ENV}))
+    research, psychologist, agentconnect = (
+        table["models"][models[flow]] for flow in ("research", "psychologist", "agentconnect")
+    )
     return {
-        "model": DEFAULT_MODEL,
+        "models": models,
         "prices_read": table["read"],
-        "research": [research_tokens(seed, host_url, n, price) for n in (10, 100, 1_000)],
-        "analysis": analysis_tokens(seed, host_url, price),
-        "evaluation": evaluation_tokens(seed, host_url, price),
+        "research": [research_tokens(seed, host_url, n, research) for n in (10, 100, 1_000)],
+        "analysis": analysis_tokens(seed, host_url, psychologist),
+        "evaluation": evaluation_tokens(seed, host_url, agentconnect),
     }

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli.deploy import MAX_INSTANCES, PUBLIC_SIZING, WORKER_SIZING
+from cli.sizing import MAX_INSTANCES, PUBLIC_SIZING, WORKER_SIZING
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "capacity.md"
@@ -36,30 +36,77 @@ class Operation:
     """Requests a second from one tenant."""
     job: str | None = None
     """The job each request starts, if any."""
+    function: str | None = None
+    """The function that serves it, when its name is not one."""
+
+    @property
+    def served_by(self) -> str:
+        return self.function or self.name
 
 
 WORKLOAD = (
     Operation("research_ask", "research asks", 0.01, "research_run"),
     Operation("research_status", "status polls (five per ask)", 0.05),
-    Operation("psychologist_session_events", "event batches of 100 (20 events/s)", 0.2),
-    Operation("psychologist_analysis_create", "analyses (one session in ten)", 0.002, "analysis"),
+    Operation(
+        "psychologist_session_events",
+        "event batches of 100 (20 events/s; a fifth of each re-sent by the next)",
+        0.2,
+    ),
+    Operation(
+        "psychologist_abnormal_end",
+        "abnormal ends (one 1,000-event session in ten), analysed through the Batch API",
+        0.002,
+        "batched_analysis",
+        function="psychologist_session_end",
+    ),
     Operation(
         "psychologist_session_end",
-        "session ends (1,000-event sessions; each counts its log)",
-        0.02,
+        "normal ends (nine sessions in ten; each counts its log)",
+        0.018,
         "session_end",
+    ),
+    Operation(
+        "psychologist_analysis_create",
+        "a member's analyses (one session in a hundred), asked the standard way",
+        0.0002,
+        "analysis",
     ),
     Operation("psychologist_hypotheses_list", "hypotheses pages", 0.05),
     Operation("agentconnect_session_start", "session starts", 0.05, "evaluation"),
     Operation("agentconnect_evaluation_get", "evaluation reads (one per start)", 0.05),
 )
-JOB_SECONDS = {"research_run": 8.0, "analysis": 20.0, "session_end": 1.0, "evaluation": 3.0}
+JOB_SECONDS = {
+    "research_run": 8.0,
+    "analysis": 20.0,
+    "batched_analysis": 3.0,
+    "session_end": 1.0,
+    "evaluation": 3.0,
+}
 """How long a job holds its worker, mostly waiting on Gemini: assumed, since the stand-in
 answers at once (a research answer of a few thousand tokens, one 38k-token analysis call,
-reading a 1,000-event log with no model call, two one-value answers)."""
-WORKER_OF = {"session_end": "analysis"}
-"""Jobs that share another job's worker function: a normal end's count of the log runs in
-the analysis worker."""
+a batched analysis's submission and its finish from the batch's answers, reading a
+1,000-event log with no model call, two one-value answers)."""
+WORKER_OF = {"session_end": "analysis", "batched_analysis": "analysis"}
+"""Jobs that share another job's worker function: a normal end's count of the log and a
+batched analysis run in the analysis worker."""
+WORKER_FUNCTION = {
+    "research_run": "research_run_worker",
+    "analysis": "psychologist_analysis_worker",
+    "evaluation": "agentconnect_evaluation_worker",
+}
+FLOW_OF_JOB = {
+    "research_run": "research",
+    "analysis": "psychologist",
+    "batched_analysis": "psychologist",
+    "session_end": "psychologist",
+    "evaluation": "agentconnect",
+}
+BATCHED_JOBS = frozenset({"batched_analysis"})
+"""Jobs whose Gemini calls go through the Batch API, at its discount."""
+CAP_SCALE = 100
+"""The scale each function's instance cap is sized for."""
+CAP_HEADROOM = 1.5
+"""The cap over the instances the model gives at `CAP_SCALE`: bursts above the mean."""
 DOCUMENT_WRITES_S = 1.0
 """Firestore's sustained write rate to one document."""
 SOURCES = (
@@ -75,6 +122,11 @@ SOURCES = (
     "numbers per model and tier are shown in AI Studio, no longer on the page: "
     "<https://ai.google.dev/gemini-api/docs/rate-limits>",
 )
+
+
+def batch_price(price: dict[str, Any], discount: float) -> dict[str, Any]:
+    """A model's prices through the Batch API."""
+    return {kind: price[kind] * discount for kind in ("input", "cached_input", "output")}
 
 
 def cost_usd(usage: dict[str, Any], price: dict[str, Any]) -> float:
@@ -100,20 +152,24 @@ class Costs:
     results: dict[str, Any]
     prices: dict[str, Any]
 
-    def request_documents(self, name: str) -> tuple[float, float]:
-        """Documents a warm request reads and writes (a 100-event batch in proportion to
-        the 500-event batch the bench sends)."""
+    def request_documents(self, name: str) -> tuple[float, float, float]:
+        """Documents a warm request reads, writes and later deletes by TTL (an event
+        batch: 100 new events at what one cost in the bench's session with replays)."""
         jobs = self.results["job_costs"]
-        if name == "agentconnect_session_start":
+        trips = self.results["round_trips"]
+        if name == "psychologist_session_events":
+            row = {k: v * BATCH_EVENTS for k, v in trips[name]["per_new_event"].items()}
+        elif name == "agentconnect_session_start":
             row = jobs["evaluation"]["start_request"]
         elif name == "psychologist_analysis_create":
             row = jobs["analysis"]["create_request"]
         elif name == "psychologist_session_end":
             row = jobs["session_end"]["end_request"]
+        elif name == "psychologist_abnormal_end":
+            row = jobs["batched_analysis"]["end_request"]
         else:
-            row = self.results["round_trips"][name]
-        share = BATCH_EVENTS / row["batch_events"] if "batch_events" in row else 1.0
-        return row["reads"] * share, row["writes"] * share
+            row = trips[name]
+        return row["reads"], row["writes"], row.get("deletes", 0)
 
     def instance_rps(self, name: str) -> float:
         """Requests a second one public instance serves: measured at concurrency 8 where
@@ -133,22 +189,42 @@ class Costs:
         row: dict[str, Any] = self.results["job_costs"][job]
         return row
 
-    def job_tokens(self, job: str) -> dict[str, Any]:
+    def price(self, job: str, then: bool = False) -> dict[str, Any]:
+        """What the job's flow's model costs (after its next announced change when `then`
+        and it has one), through the Batch API for a batched job."""
+        model = self.results["tokens"]["models"][FLOW_OF_JOB[job]]
+        price: dict[str, Any] = self.prices["models"][model]
+        if then:
+            price = price.get("then", price)
+        if job in BATCHED_JOBS:
+            return batch_price(price, self.prices["batch"]["discount"])
+        return price
+
+    def next_change(self) -> str | None:
+        """When the next announced price change of a flow's model takes effect."""
+        models = self.results["tokens"]["models"].values()
+        dates = [
+            self.prices["models"][m]["then"]["from"]
+            for m in models
+            if "then" in self.prices["models"][m]
+        ]
+        return min(dates) if dates else None
+
+    def job_tokens(self, job: str, then: bool = False) -> dict[str, Any]:
         """A job's tokens (its first run: no implicit-cache hit) and their cost at the
-        price table's current prices."""
+        price table's current prices (or its next ones, when `then`)."""
         tokens = self.results["tokens"]
         if job == "research_run":
             by_size = {row["items"]: row for row in tokens["research"]}
             usage = by_size[self.job(job)["evidence_items"]]["first"]
-        elif job == "analysis":
+        elif job in ("analysis", "batched_analysis"):
             usage = tokens["analysis"]["first"]
         elif job == "session_end":
             usage = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "tokens": 0}
         else:
             steps = tokens["evaluation"]["steps"] / tokens["evaluation"]["starts"]
             usage = {k: v * steps for k, v in tokens["evaluation"]["per_step"].items()}
-        price = self.prices["models"][tokens["model"]]
-        return {**usage, "cost_usd": cost_usd(usage, price)}
+        return {**usage, "cost_usd": cost_usd(usage, self.price(job, then))}
 
 
 @dataclass
@@ -159,9 +235,12 @@ class Scale:
     worker_instances: dict[str, int]
     reads_s: float
     writes_s: float
+    deletes_s: float
     gemini_rpm: float
     gemini_tpm: float
     gemini_usd: float
+    gemini_next_usd: float
+    """Gemini at the next announced prices."""
     cloud_run_usd: float
     firestore_usd: float
 
@@ -169,34 +248,47 @@ class Scale:
     def monthly_usd(self) -> float:
         return self.gemini_usd + self.cloud_run_usd + self.firestore_usd
 
+    @property
+    def next_monthly_usd(self) -> float:
+        return self.gemini_next_usd + self.cloud_run_usd + self.firestore_usd
+
 
 def scale_of(costs: Costs, factor: int) -> Scale:
     platform = costs.prices["platform"]
     tenants = TENANTS * factor
     requests = {op.name: op.per_tenant_s * tenants for op in WORKLOAD}
-    reads = writes = rpm = tpm = gemini_usd = billed_s = 0.0
-    instances: dict[str, int] = {}
+    reads = writes = deletes = rpm = tpm = gemini_usd = gemini_next_usd = billed_s = 0.0
+    served: dict[str, float] = {}
     in_flight: dict[str, float] = {}
     for op in WORKLOAD:
         rate = requests[op.name]
-        read, written = costs.request_documents(op.name)
-        reads, writes = reads + rate * read, writes + rate * written
-        instances[op.name] = max(1, math.ceil(rate / costs.instance_rps(op.name)))
-        billed_s += rate * costs.p50_s(op.name)
+        read, written, deleted = costs.request_documents(op.name)
+        reads, writes, deletes = (
+            reads + rate * read,
+            writes + rate * written,
+            deletes + rate * deleted,
+        )
+        served[op.served_by] = served.get(op.served_by, 0.0) + rate
+        billed_s += rate * costs.p50_s(op.served_by)
         if op.job is None:
             continue
         job = costs.job(op.job)
         tokens = costs.job_tokens(op.job)
         reads, writes = reads + rate * job["reads"], writes + rate * job["writes"]
+        deletes += rate * job.get("deletes", 0)
         rpm += rate * job["gemini_calls"] * 60
         tpm += rate * tokens["tokens"] * 60
         gemini_usd += rate * tokens["cost_usd"] * MONTH_S
+        gemini_next_usd += rate * costs.job_tokens(op.job, then=True)["cost_usd"] * MONTH_S
         held = rate * JOB_SECONDS[op.job]
         worker = WORKER_OF.get(op.job, op.job)
         in_flight[worker] = in_flight.get(worker, 0.0) + held
         billed_s += held / min(max(held, 1.0), WORKER_SIZING.concurrency)
+    instances = {
+        name: max(1, math.ceil(rate / costs.instance_rps(name))) for name, rate in served.items()
+    }
     workers = {
-        worker: max(1, math.ceil(held / WORKER_SIZING.concurrency))
+        WORKER_FUNCTION[worker]: max(1, math.ceil(held / WORKER_SIZING.concurrency))
         for worker, held in in_flight.items()
     }
     total_requests = sum(requests.values()) * MONTH_S
@@ -207,6 +299,7 @@ def scale_of(costs: Costs, factor: int) -> Scale:
     firestore = (
         reads * MONTH_S / 1e5 * platform["firestore_100k_reads"]
         + writes * MONTH_S / 1e5 * platform["firestore_100k_writes"]
+        + deletes * MONTH_S / 1e5 * platform["firestore_100k_deletes"]
     )
     return Scale(
         factor,
@@ -215,9 +308,11 @@ def scale_of(costs: Costs, factor: int) -> Scale:
         workers,
         reads,
         writes,
+        deletes,
         rpm,
         tpm,
         gemini_usd,
+        gemini_next_usd,
         cloud_run,
         firestore,
     )
@@ -233,6 +328,12 @@ def _busiest_documents() -> list[tuple[str, float, str]]:
             rate["psychologist_session_events"],
             "one write per batch, counts by transforms; `last_seen_at` at most once per tenth "
             "of the heartbeat timeout",
+        ),
+        (
+            "a session's event index (`.../sessions/{s}/event_index/head`), every batch",
+            rate["psychologist_session_events"],
+            "one conditioned write per batch with new events; batches into one session take "
+            "turns on it",
         ),
         (
             "an agent (`orgs/{o}/agents/{a}`), every start",
@@ -257,23 +358,46 @@ INSTANCE_CAP = (
     "event is delivered again later); raise `evidencia deploy --max-instances`, for a "
     "worker with the Gemini quota in view"
 )
+
+
+def _load_costs() -> Costs:
+    return Costs(_load(RESULTS), _load(PRICES))
+
+
+def instance_caps(costs: Costs | None = None) -> dict[str, int]:
+    """Each function's `--max-instances`: what the model gives it at `CAP_SCALE`, with
+    `CAP_HEADROOM`, and never below `MAX_INSTANCES`."""
+    scale = scale_of(costs or _load_costs(), CAP_SCALE)
+    needed = {**scale.instances, **scale.worker_instances}
+    return {
+        name: max(MAX_INSTANCES, math.ceil(count * CAP_HEADROOM)) for name, count in needed.items()
+    }
+
+
+def instance_cap(name: str, caps: dict[str, int]) -> int:
+    return caps.get(name, MAX_INSTANCES)
+
+
 RAMP_START_S, RAMP_GROWTH, RAMP_STEP_MIN = 500, 1.5, 5
 """Firestore's 500/50/5 rule: start a new key range at 500 operations a second, then grow
 by half every five minutes."""
 
 
-def _limits(scale: Scale) -> list[tuple[float, str]]:
+def _limits(scale: Scale, caps: dict[str, int]) -> list[tuple[float, str]]:
     """Each function's share of its instance cap, with what it is."""
     functions = {**scale.instances, **scale.worker_instances}
     rows = [
-        (count / MAX_INSTANCES, f"`{name}`: {count} of its {MAX_INSTANCES} instances")
+        (
+            count / instance_cap(name, caps),
+            f"`{name}`: {count} of its {instance_cap(name, caps)} instances",
+        )
         for name, count in functions.items()
     ]
     return sorted(rows, reverse=True)
 
 
-def _first_limit(scale: Scale) -> str:
-    rows = _limits(scale)
+def _first_limit(scale: Scale, caps: dict[str, int]) -> str:
+    rows = _limits(scale, caps)
     share, what = rows[0]
     if share < 1:
         return f"no limit is reached; the nearest is {what} ({share:.0%})"
@@ -303,6 +427,8 @@ def _money(value: float) -> str:
 
 def _lines(costs: Costs) -> list[str]:
     scales = [scale_of(costs, factor) for factor in SCALES]
+    caps = instance_caps(costs)
+    change = costs.next_change()
     header = " | ".join(f"{s.factor}x" for s in scales)
     rule = "|".join("---:" for _ in scales)
     lines = [
@@ -335,6 +461,7 @@ def _lines(costs: Costs) -> list[str]:
     rows: list[tuple[str, Callable[[Scale], str]]] = [
         ("Firestore document reads / s", lambda s: f"{s.reads_s:,.1f}"),
         ("Firestore document writes / s", lambda s: f"{s.writes_s:,.1f}"),
+        ("Firestore TTL deletes / s", lambda s: f"{s.deletes_s:,.1f}"),
         ("Gemini requests / min", lambda s: f"{s.gemini_rpm:,.0f}"),
         ("Gemini tokens / min", lambda s: f"{s.gemini_tpm:,.0f}"),
         (
@@ -351,12 +478,21 @@ def _lines(costs: Costs) -> list[str]:
         ("Firestore operations / month", lambda s: _money(s.firestore_usd)),
         ("**total / month**", lambda s: f"**{_money(s.monthly_usd)}**"),
     ]
+    if change is not None:
+        rows += [
+            (f"Gemini / month from {change} (announced)", lambda s: _money(s.gemini_next_usd)),
+            (f"total / month from {change}", lambda s: _money(s.next_monthly_usd)),
+        ]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(s) for s in scales) + " |")
     lines += ["", "## The limit met first", ""]
-    lines += [f"- **{s.factor}x**: {_first_limit(s)}." for s in scales]
+    lines += [f"- **{s.factor}x**: {_first_limit(s, caps)}." for s in scales]
     lines += [
-        "- **Firestore, at every scale**: reads and writes spread over hashed event keys, "
+        f"- **Instance caps**: `evidencia deploy` gives each function the instances above at "
+        f"{CAP_SCALE}x with {CAP_HEADROOM:g}x headroom, at least {MAX_INSTANCES}: "
+        + ", ".join(f"`{name}` {cap}" for name, cap in sorted(caps.items()) if cap > MAX_INSTANCES)
+        + f"; every other function {MAX_INSTANCES}.",
+        "- **Firestore, at every scale**: reads and writes spread over random chunk keys, "
         "eight usage shards per tenant and documents per tenant, so no document gets hot "
         "(below); a jump to a new scale must be ramped: "
         + ", ".join(
@@ -364,9 +500,9 @@ def _lines(costs: Costs) -> list[str]:
             + _ramp_words(ramp_minutes(s.reads_s + s.writes_s))
             for s in scales
         )
-        + ". Ingestion is most of it: each event's idempotency document is one read and "
-        "one write.",
-        f"- **Gemini, at every scale**: the model above needs {scales[-1].gemini_tpm:,.0f} "
+        + ". An event batch reads its session and the session's packed event index and "
+        "writes a chunk, the index and the session, whatever its size.",
+        f"- **Gemini, at every scale**: the models above need {scales[-1].gemini_tpm:,.0f} "
         "tokens a minute at 100x. Compare the project's own limits in AI Studio; a 429 "
         "waits Gemini's `RetryInfo` within the job's deadline and then fails the job "
         "`provider_unavailable`, and the token budgets of each workspace, project and org "
@@ -388,7 +524,7 @@ def _lines(costs: Costs) -> list[str]:
     lines += [
         f"- Public functions: {PUBLIC_SIZING.cpu} vCPU, {PUBLIC_SIZING.memory}, concurrency "
         f"{PUBLIC_SIZING.concurrency}; workers: {WORKER_SIZING.cpu} vCPU, "
-        f"{WORKER_SIZING.memory}, concurrency {WORKER_SIZING.concurrency} (`cli/deploy.py`).",
+        f"{WORKER_SIZING.memory}, concurrency {WORKER_SIZING.concurrency} (`cli/sizing.py`).",
         "- Instances: the request rate over one instance's measured requests a second at "
         "concurrency 8 (status, hypotheses, evaluation, ingestion) or, for the rest, one "
         "request at a time at its warm p50; the bench machine (2 cores shared with the "
@@ -400,33 +536,46 @@ def _lines(costs: Costs) -> list[str]:
         "- Gemini cost: each job's first run (no implicit-cache hit; repeated research "
         "questions over one conversation cost less, see the bench's token table), research "
         "runs over 100 evidence items, analyses of 1,000 events; a normal session end's "
-        "count of its log calls no model.",
+        "count of its log calls no model. Each flow is priced on its own model: "
+        + ", ".join(f"{flow} {model}" for flow, model in costs.results["tokens"]["models"].items())
+        + f"; an abnormal end's analysis through the Batch API at "
+        f"{costs.prices['batch']['discount']:.0%} of the standard price "
+        f"({costs.prices['batch']['source']}).",
         f"- Prices: {costs.prices['source']}; {costs.prices['cached_note']} Platform: "
         f"{costs.prices['platform']['source']}.",
+        "- Firestore bills a TTL deletion as a document delete: each document created with "
+        "an `expires_at` is counted as one delete to come; an aggregation query as one read "
+        "per up to 1,000 index entries it matched (the workload's requests make none; the "
+        "effect and calibration reads do): <https://firebase.google.com/docs/firestore/pricing>.",
     ]
     lines += [f"- {source}" for source in SOURCES]
     return lines
 
 
 def _measured_lines(costs: Costs) -> list[str]:
+    per_event = costs.results["round_trips"]["psychologist_session_events"]["per_new_event"]
     lines = [
-        "| | documents read | written | Gemini calls | tokens | cost |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"Ingestion, per new event ({per_event['sent']:,} events sent in {per_event['batches']} "
+        f"batches, {per_event['new']:,} new): {per_event['reads']:g} documents read, "
+        f"{per_event['writes']:g} written, {per_event['deletes']:g} deleted later by TTL.",
+        "",
+        "| | documents read | written | deleted (TTL) | Gemini calls | tokens | cost |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for op in WORKLOAD:
-        read, written = costs.request_documents(op.name)
-        lines.append(f"| request: {op.name} | {read:g} | {written:g} | | | |")
+        read, written, deleted = costs.request_documents(op.name)
+        lines.append(f"| request: {op.name} | {read:g} | {written:g} | {deleted:g} | | | |")
     for job in JOB_SECONDS:
         row, tokens = costs.job(job), costs.job_tokens(job)
         lines.append(
-            f"| job: {job} | {row['reads']} | {row['writes']} | {row['gemini_calls']} | "
-            f"{tokens['tokens']:,.0f} | ${tokens['cost_usd']:.4f} |"
+            f"| job: {job} | {row['reads']} | {row['writes']} | {row.get('deletes', 0)} | "
+            f"{row['gemini_calls']} | {tokens['tokens']:,.0f} | ${tokens['cost_usd']:.4f} |"
         )
     return lines
 
 
 def render() -> str:
-    costs = Costs(_load(RESULTS), _load(PRICES))
+    costs = _load_costs()
     return "\n".join(_lines(costs)) + "\n"
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli import console
+from cli import capacity, console
 from cli.lock import LOCK
+from cli.sizing import MAX_INSTANCES, PUBLIC_SIZING, SWEEP_SIZING, WORKER_SIZING, Sizing
 from functions.registry import (
     ENTRIES,
     Entry,
@@ -32,7 +33,7 @@ from functions.registry import (
     public_entries,
 )
 from shared.config import WORKER_TIMEOUT_S
-from shared.models import DEFAULT_MODEL
+from shared.models import ANSWER_MODEL, DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ("main.py", "functions", "shared", "schemas")
@@ -67,34 +68,6 @@ class Step:
         return f"{line}  # if it exists: {shlex.join(self.if_exists)}" if self.if_exists else line
 
 
-@dataclass(frozen=True)
-class Sizing:
-    """How one kind of function is sized on Cloud Run functions (gen2)."""
-
-    cpu: str
-    memory: str
-    concurrency: int
-    """Requests one instance serves at once; functions-framework's Python server is told
-    to run as many threads (`THREADS`), as Google advises for a concurrency above one."""
-
-
-PUBLIC_SIZING = Sizing(cpu="1", memory="512Mi", concurrency=8)
-"""A public request spends most of its time waiting on one to three Firestore round trips,
-so eight share one vCPU well; a concurrency above one needs a whole vCPU, and eight is
-where Google advises to start (tests/test_one_instance.py holds every public handler
-correct with eight requests at once on one instance)."""
-SWEEP_SIZING = Sizing(cpu="1", memory="512Mi", concurrency=1)
-"""Cloud Scheduler calls each sweep once a minute: one at a time. A whole vCPU, since
-Cloud Run takes less than one only in its first-generation execution environment."""
-WORKER_SIZING = Sizing(cpu="1", memory="1Gi", concurrency=4)
-"""A worker waits seconds to minutes on Gemini, so one instance takes four jobs at once;
-the largest analysis (100,000 events) peaks near 120 MiB while it prepares its calls, so
-four fit in 1 GiB beside the runtime."""
-MAX_INSTANCES = 20
-"""The default cap on every function's instances (`--max-instances`): with the sizing
-above, 160 public requests or 80 jobs in flight per function before Cloud Run queues."""
-
-
 def sizing_of(entry: Entry) -> Sizing:
     if isinstance(entry, TriggerEntry):
         return WORKER_SIZING
@@ -108,8 +81,10 @@ class Target:
     project: str
     region: str
     firestore_location: str
-    gemini_model: str
-    max_instances: int = MAX_INSTANCES
+    models: dict[str, str]
+    """Each flow's model setting (`RESEARCH_GEMINI_MODEL`...) and the model it names."""
+    max_instances: int | None = None
+    """One cap for every function; None gives each the capacity model's."""
 
     def account(self, role: str) -> str:
         return f"evidencia-{role}@{self.project}.iam.gserviceaccount.com"
@@ -226,11 +201,12 @@ def _identity_steps(target: Target) -> list[Step]:
     return steps
 
 
-def _function_step(entry: Entry, target: Target, source: Path) -> Step:
+def _function_step(entry: Entry, target: Target, source: Path, caps: dict[str, int]) -> Step:
     calls_gemini = isinstance(entry, TriggerEntry) and entry.calls_gemini
     account = target.account("gemini" if calls_gemini else "api")
     sizing = sizing_of(entry)
-    env = f"GOOGLE_CLOUD_PROJECT={target.project},GEMINI_MODEL={target.gemini_model}"
+    models = ",".join(f"{name}={model}" for name, model in target.models.items())
+    env = f"GOOGLE_CLOUD_PROJECT={target.project},{models}"
     command = [
         "gcloud",
         "functions",
@@ -245,7 +221,7 @@ def _function_step(entry: Entry, target: Target, source: Path) -> Step:
         f"--service-account={account}",
         f"--set-env-vars={env},THREADS={sizing.concurrency}",
         "--min-instances=0",
-        f"--max-instances={target.max_instances}",
+        f"--max-instances={target.max_instances or capacity.instance_cap(entry.name, caps)}",
         f"--cpu={sizing.cpu}",
         f"--memory={sizing.memory}",
         f"--concurrency={sizing.concurrency}",
@@ -357,7 +333,8 @@ def plan(target: Target, out: Path, entries: tuple[Entry, ...] = ENTRIES) -> lis
     steps = _identity_steps(target)
     steps.append(_firebase_step(target, firebase, "firestore:rules,firestore:indexes"))
     steps.append(_indexes_ready_step(target))
-    steps += [_function_step(entry, target, source) for entry in entries]
+    caps = capacity.instance_caps()
+    steps += [_function_step(entry, target, source, caps) for entry in entries]
     steps += [step for entry in entries for step in _invoker_steps(entry, target)]
     steps.append(_firebase_step(target, firebase, "hosting"))
     steps += [_schedule_step(entry, target) for entry in entries if isinstance(entry, SweepEntry)]
@@ -385,6 +362,14 @@ def _run(step: Step, index: int, total: int) -> None:
     print(f"[{index}/{total}] {outcome} in {elapsed:.0f} s", flush=True)
 
 
+FLOW_MODELS = {
+    "research": ("RESEARCH_GEMINI_MODEL", DEFAULT_MODEL),
+    "psychologist": ("PSYCHOLOGIST_GEMINI_MODEL", DEFAULT_MODEL),
+    "agentconnect": ("AGENTCONNECT_GEMINI_MODEL", ANSWER_MODEL),
+}
+"""Each flow's setting and its default, as `shared.config` reads them."""
+
+
 def add_parser(subparsers: Any) -> None:
     deploy = subparsers.add_parser("deploy", help="deploy every function to Google Cloud")
     deploy.add_argument("--project", required=True, help="the Google Cloud project to deploy to")
@@ -392,9 +377,12 @@ def add_parser(subparsers: Any) -> None:
     deploy.add_argument("--firestore-location", help="the database's location (default: --region)")
     deploy.add_argument(
         "--gemini-model",
-        default=DEFAULT_MODEL,
-        help=f"the model every worker asks (default {DEFAULT_MODEL}, as `evidencia serve`)",
+        help="the model of every flow not given its own below (default: each flow's own)",
     )
+    for flow, (_, default) in FLOW_MODELS.items():
+        deploy.add_argument(
+            f"--{flow}-model", help=f"the model {flow}'s worker asks (default {default})"
+        )
     deploy.add_argument(
         "--out",
         type=Path,
@@ -404,8 +392,9 @@ def add_parser(subparsers: Any) -> None:
     deploy.add_argument(
         "--max-instances",
         type=int,
-        default=MAX_INSTANCES,
-        help=f"the cap on each function's instances (default {MAX_INSTANCES})",
+        help="one cap on every function's instances (default: each function's from the "
+        f"capacity model at {capacity.CAP_SCALE}x with {capacity.CAP_HEADROOM:g}x headroom, "
+        f"at least {MAX_INSTANCES})",
     )
     deploy.add_argument("--dry-run", action="store_true", help="build and print, deploy nothing")
 
@@ -421,12 +410,20 @@ def function_urls(target: Target) -> list[str]:
     return lines
 
 
+def flow_models(args: argparse.Namespace) -> dict[str, str]:
+    """Each flow's model: its own flag, else `--gemini-model`, else the flow's default."""
+    return {
+        setting: getattr(args, f"{flow}_model") or args.gemini_model or default
+        for flow, (setting, default) in FLOW_MODELS.items()
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     target = Target(
         args.project,
         args.region,
         args.firestore_location or args.region,
-        args.gemini_model,
+        flow_models(args),
         args.max_instances,
     )
     out = build_bundle(args.out, region=args.region)

@@ -29,10 +29,40 @@ string, a 429 carrying `QuotaFailure` and `RetryInfo` in its body (refused again
 delay has passed), a blocked prompt, a delay past the client's timeout, malformed JSON,
 no candidate, a finish reason other than STOP, a `200` whose body is not JSON or is empty,
 or a connection reset before any answer. Every request body is recorded.
+
+The Developer API's Batch API (Google's batch mode: asynchronous, at half the standard
+price, a 24-hour target turnaround, inlined requests up to 20 MB in all, and a batch
+pending or running for more than 48 hours expires):
+
+- `POST /v1beta/models/{model}:batchGenerateContent` takes
+  `batch.inputConfig.requests.requests[]` (`{request, metadata}`). A body over 20 MB is
+  `400 INVALID_ARGUMENT`; a retired or unknown model `404 NOT_FOUND`. Otherwise every
+  inlined request is answered there and then as a generateContent call would be (the
+  profile's refusals, the next scripted reply or the responder, the same usage and
+  implicit cache), without `latency_s`, a reply's delay or its gate, and outside an
+  interactive 429's refusal window; each is recorded with `Recorded.batch` set. The
+  answer is the long-running operation `batches/{id}` with a `GenerateContentBatch` in
+  `metadata`, state `BATCH_STATE_PENDING`.
+- `GET /v1beta/batches/{id}` reports the batch. By default its first GET finds it
+  `BATCH_STATE_SUCCEEDED`: `done`, `batchStats`, and the answers in order in
+  `metadata.output` and `response` (`inlinedResponses.inlinedResponses[]`: the
+  `GenerateContentResponse` and the request's `metadata`, or an `error` as
+  `google.rpc.Status`, its code the canonical gRPC one, for a request answered with an
+  HTTP error). `hold_batches()` keeps batches `BATCH_STATE_RUNNING` until
+  `release_batches()`; `fail_next_batch()` makes the next batch end `BATCH_STATE_FAILED`
+  with the operation's `error` and no output (its requests recorded, not answered); one
+  pending or running longer than `batch_expiry_s` is `BATCH_STATE_EXPIRED`, no output.
+- `POST /v1beta/batches/{id}:cancel` answers `{}` and cancels a pending or running batch
+  (`BATCH_STATE_CANCELLED`, no output); a finished one stays as it is.
+- `DELETE /v1beta/batches/{id}` answers `{}`; the batch is then `404 NOT_FOUND`.
+
+`batches` holds every batch by name; `reported_usage()` counts a batched request once its
+batch has reported its output.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import socket
@@ -42,6 +72,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,6 +84,8 @@ _VERTEX = re.compile(
     r"^/(v1beta1|v1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
     r"(?P<model>[^/:]+):generateContent$"
 )
+_BATCH_CREATE = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):batchGenerateContent$")
+_BATCH = re.compile(r"^/(v1beta|v1)/batches/(?P<id>[^/:]+)(?P<cancel>:cancel)?$")
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -65,6 +98,25 @@ STATUS_NAMES = {
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
 }
+RPC_CODES = {
+    "INVALID_ARGUMENT": 3,
+    "DEADLINE_EXCEEDED": 4,
+    "NOT_FOUND": 5,
+    "PERMISSION_DENIED": 7,
+    "RESOURCE_EXHAUSTED": 8,
+    "INTERNAL": 13,
+    "UNAVAILABLE": 14,
+    "UNAUTHENTICATED": 16,
+}
+"""google.rpc.Code by status name: a batch reports errors as `google.rpc.Status`."""
+BATCH_INLINE_LIMIT = 20 * 1024 * 1024
+"""The largest batchGenerateContent body with inlined requests (Google: under 20 MB)."""
+BATCH_EXPIRY_S = 48 * 3600.0
+"""A batch pending or running longer than this expires (Google: 48 hours)."""
+PENDING, RUNNING, SUCCEEDED = "BATCH_STATE_PENDING", "BATCH_STATE_RUNNING", "BATCH_STATE_SUCCEEDED"
+FAILED, CANCELLED, EXPIRED = "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED"
+FINISHED = frozenset({SUCCEEDED, FAILED, CANCELLED, EXPIRED})
+_TYPES = "type.googleapis.com/google.ai.generativelanguage.v1beta."
 THOUGHTS_BY_LEVEL = {"MINIMAL": 0, "LOW": 128, "MEDIUM": 1_024, "HIGH": 4_096}
 DYNAMIC_THOUGHTS = 2_048
 QUOTA_IDS = {
@@ -95,6 +147,26 @@ def error_body(code: int, message: str, details: list[dict[str, Any]] | None = N
     if details:
         error["details"] = details
     return json.dumps({"error": error}).encode()
+
+
+def rpc_status(http_status: int, message: str) -> dict[str, Any]:
+    """An error as a batch reports it: `google.rpc.Status`, whose code is the canonical
+    gRPC code (INVALID_ARGUMENT 3, RESOURCE_EXHAUSTED 8, INTERNAL 13), not the HTTP one."""
+    return {"code": RPC_CODES.get(STATUS_NAMES.get(http_status, ""), 2), "message": message}
+
+
+def not_found(model: str, method: str) -> Answered:
+    message = (
+        f"models/{model} is not found for API version v1beta, or is not supported for "
+        f"{method}. Call ListModels to see the list of available models and their supported "
+        "methods."
+    )
+    return Answered(404, error_body(404, message))
+
+
+def timestamp() -> str:
+    """Now, as Google's JSON writes a Timestamp (RFC 3339, UTC, `Z`)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def quota_details(window: str, delay_s: float) -> list[dict[str, Any]]:
@@ -178,6 +250,8 @@ class Recorded:
     """The response body as sent."""
     status: int = 0
     """The HTTP status answered."""
+    batch: str | None = None
+    """The name of the batch this request came in (`batches/...`); None for a call."""
 
     @property
     def prompt(self) -> str:
@@ -201,6 +275,90 @@ class Answered:
     status: int
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Batch:
+    """A batch the stand-in holds (`GeminiTestServer.batches`), for tests to read."""
+
+    name: str
+    model: str
+    request_count: int
+    display_name: str = ""
+    state: str = PENDING
+    cancelled: bool = False
+    """A cancel was asked for (`state` says whether it took effect)."""
+    deleted: bool = False
+    failure: str | None = None
+    """The operation's error message when it is to end FAILED (`fail_next_batch`)."""
+    created_at: float = field(default_factory=time.monotonic)
+    create_time: str = field(default_factory=timestamp)
+    update_time: str = ""
+    end_time: str | None = None
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    """One `InlinedResponse` per request, in order: `response` or `error`, `metadata`."""
+
+    def move(self, state: str) -> None:
+        self.state, self.update_time = state, timestamp()
+        if state in FINISHED:
+            self.end_time = self.update_time
+
+    def operation(self) -> dict[str, Any]:
+        """The long-running operation Google answers for this batch."""
+        done = self.state in FINISHED
+        succeeded = sum("response" in item for item in self.responses)
+        reported = self.state == SUCCEEDED
+        metadata: dict[str, Any] = {
+            "@type": _TYPES + "GenerateContentBatch",
+            "name": self.name,
+            "model": f"models/{self.model}",
+            "createTime": self.create_time,
+            "updateTime": self.update_time or self.create_time,
+            "batchStats": {
+                "requestCount": str(self.request_count),
+                "successfulRequestCount": str(succeeded if reported else 0),
+                "failedRequestCount": str(len(self.responses) - succeeded if reported else 0),
+                "pendingRequestCount": str(0 if done else self.request_count),
+            },
+            "state": self.state,
+        }
+        if self.display_name:
+            metadata["displayName"] = self.display_name
+        if self.end_time:
+            metadata["endTime"] = self.end_time
+        operation: dict[str, Any] = {"name": self.name, "metadata": metadata}
+        if done:
+            operation["done"] = True
+        if reported:
+            output = {"inlinedResponses": {"inlinedResponses": self.responses}}
+            metadata["output"] = output
+            operation["response"] = {"@type": _TYPES + "GenerateContentBatchOutput", **output}
+        elif self.state == FAILED:
+            operation["error"] = rpc_status(500, self.failure or "Internal error encountered.")
+        return operation
+
+
+def inlined_response(answered: Answered | None, metadata: Any) -> dict[str, Any]:
+    """What a batch reports for one request answered `answered` (None: a reset)."""
+    item: dict[str, Any] = {}
+    if answered is None:
+        item["error"] = rpc_status(500, "Internal error encountered.")
+    else:
+        try:
+            body = json.loads(answered.body)
+        except ValueError:
+            body = None
+        if answered.status == HTTPStatus.OK and isinstance(body, dict):
+            item["response"] = body
+        elif answered.status == HTTPStatus.OK:
+            item["error"] = rpc_status(500, "Internal error encountered.")
+        else:
+            error = body.get("error") if isinstance(body, dict) else None
+            message = error.get("message", "") if isinstance(error, dict) else ""
+            item["error"] = rpc_status(answered.status, message)
+    if metadata is not None:
+        item["metadata"] = metadata
+    return item
 
 
 def refusal(profile: ModelProfile, request: Recorded) -> Answered | None:
@@ -278,6 +436,13 @@ class GeminiTestServer:
     """Recent prompts per model, for the implicit cache."""
     gates: list[Gate] = field(default_factory=list)
     """Every gate handed out, opened on reset so that no held call outlives its test."""
+    batches: dict[str, Batch] = field(default_factory=dict)
+    """Every batch created, by name (`batches/...`)."""
+    batch_expiry_s: float = BATCH_EXPIRY_S
+    """A batch pending or running longer than this reports BATCH_STATE_EXPIRED."""
+    holding_batches: bool = False
+    failing_batches: deque[str] = field(default_factory=deque)
+    batch_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
@@ -341,6 +506,22 @@ class GeminiTestServer:
     def respond_with(self, responder: Callable[[Recorded], Reply]) -> None:
         self.responder = responder
 
+    def hold_batches(self) -> None:
+        """Batches not yet finished report BATCH_STATE_RUNNING until `release_batches()`."""
+        with self.lock:
+            self.holding_batches = True
+
+    def release_batches(self) -> None:
+        """Held batches finish at their next GET (SUCCEEDED, or FAILED when scripted)."""
+        with self.lock:
+            self.holding_batches = False
+
+    def fail_next_batch(self, message: str = "Internal error encountered.") -> None:
+        """The next batch created ends BATCH_STATE_FAILED with this error and no output;
+        its requests are recorded but take no scripted reply. Each call fails one more."""
+        with self.lock:
+            self.failing_batches.append(message)
+
     def open_gates(self) -> None:
         """Let every held call answer (a test's end: nothing it held outlives it)."""
         with self.lock:
@@ -357,12 +538,22 @@ class GeminiTestServer:
             self.responder = None
             self.latency_s = 0.0
             self.refused_until, self.refusal_sent = 0.0, None
+            self.batches.clear()
+            self.batch_expiry_s = BATCH_EXPIRY_S
+            self.holding_batches = False
+            self.failing_batches.clear()
 
     def reported_usage(self) -> dict[str, int]:
         """The usage every answer so far reported, added up as Evidencia stores it:
-        output tokens include thought tokens."""
+        output tokens include thought tokens. A batched request counts once its batch has
+        reported its output (BATCH_STATE_SUCCEEDED)."""
         total = {"inputTokens": 0, "outputTokens": 0, "cachedTokens": 0, "thoughtTokens": 0}
-        for recorded in self.requests:
+        with self.lock:
+            requests = list(self.requests)
+            reported = {name for name, batch in self.batches.items() if batch.state == SUCCEEDED}
+        for recorded in requests:
+            if recorded.batch is not None and recorded.batch not in reported:
+                continue
             meta = json.loads(recorded.sent or b"{}").get("usageMetadata") or {}
             thoughts = meta.get("thoughtsTokenCount", 0)
             total["inputTokens"] += meta.get("promptTokenCount", 0)
@@ -394,29 +585,34 @@ class GeminiTestServer:
         tokens = len(text[:shared].encode()) // 4
         return tokens if tokens >= profile.cache_min_tokens else 0
 
-    def answer(self, recorded: Recorded) -> Answered | None:  # noqa: PLR0911 - one per kind of reply
-        """The answer to one generateContent request; None for a connection reset."""
+    def _record(self, recorded: Recorded) -> None:
         if self.keep_requests:
             with self.lock:
                 self.requests.append(recorded)
+
+    def answer(self, recorded: Recorded) -> Answered | None:
+        """The answer to one generateContent request; None for a connection reset."""
+        self._record(recorded)
+        return self._reply_to(recorded, interactive=True)
+
+    def _reply_to(self, recorded: Recorded, interactive: bool) -> Answered | None:  # noqa: PLR0911 - one per kind of reply
+        """A call's answer; a batched request's (not `interactive`) takes no latency, delay
+        or gate, and neither opens nor meets a 429's refusal window."""
         profile = PROFILES.get(recorded.model)
         if profile is None or not profile.served_by(recorded.backend):
-            message = (
-                f"models/{recorded.model} is not found for API version v1beta, or is not "
-                "supported for generateContent. Call ListModels to see the list of available "
-                "models and their supported methods."
-            )
-            return Answered(404, error_body(404, message))
+            return not_found(recorded.model, "generateContent")
         refused = refusal(profile, recorded)
         if refused is not None:
             return refused
-        with self.lock:
-            if time.monotonic() < self.refused_until and self.refusal_sent is not None:
-                return self.refusal_sent
+        if interactive:
+            with self.lock:
+                if time.monotonic() < self.refused_until and self.refusal_sent is not None:
+                    return self.refusal_sent
         reply = self._next(recorded)
-        if reply.gate is not None:
+        if interactive and reply.gate is not None:
             reply.gate.opened.wait(GATE_TIMEOUT_S)
-        time.sleep(self.latency_s + reply.delay_s)
+        if interactive:
+            time.sleep(self.latency_s + reply.delay_s)
         if reply.reset:
             return None
         if reply.raw_body is not None:
@@ -425,7 +621,7 @@ class GeminiTestServer:
             answered = Answered(
                 reply.status, error_body(reply.status, reply.message, reply.details), reply.headers
             )
-            if reply.refuse_for_s:
+            if reply.refuse_for_s and interactive:
                 with self.lock:
                     self.refused_until = time.monotonic() + reply.refuse_for_s
                     self.refusal_sent = answered
@@ -483,6 +679,102 @@ class GeminiTestServer:
             body["candidates"] = [candidate]
         return body
 
+    # batches -------------------------------------------------------------------
+    def create_batch(self, model: str, raw: bytes, headers: dict[str, str]) -> Answered:
+        """`models/{model}:batchGenerateContent`: every inlined request answered now."""
+        if len(raw) > BATCH_INLINE_LIMIT:
+            message = f"Request payload size exceeds the limit: {BATCH_INLINE_LIMIT} bytes."
+            return Answered(400, error_body(400, message))
+        profile = PROFILES.get(model)
+        if profile is None or not profile.served_by(Backend.DEVELOPER):
+            return not_found(model, "batchGenerateContent")
+        batch_body = field_of(json.loads(raw), "batch") or {}
+        source = field_of(batch_body, "inputConfig") or {}
+        inlined = (field_of(source, "requests") or {}).get("requests") or []
+        if not inlined:
+            message = (
+                "batch.input_config must hold inlined requests: the stand-in keeps no files"
+                if field_of(source, "fileName")
+                else "batch.input_config.requests must not be empty."
+            )
+            return Answered(400, error_body(400, message))
+        with self.lock:
+            name = f"batches/stand-in-{next(self.batch_ids)}"
+            failure = self.failing_batches.popleft() if self.failing_batches else None
+        batch = Batch(
+            name,
+            model,
+            len(inlined),
+            display_name=field_of(batch_body, "displayName") or "",
+            failure=failure,
+        )
+        for item in inlined:
+            request = item.get("request") or {}
+            recorded = Recorded(
+                model,
+                request,
+                headers,
+                Backend.DEVELOPER,
+                raw=json.dumps(request).encode(),
+                batch=name,
+            )
+            self._record(recorded)
+            if failure is not None:
+                continue
+            answered = self._reply_to(recorded, interactive=False)
+            if answered is not None:
+                recorded.sent, recorded.status = answered.body, answered.status
+            batch.responses.append(inlined_response(answered, item.get("metadata")))
+        with self.lock:
+            self.batches[name] = batch
+            operation = batch.operation()
+        return Answered(200, json.dumps(operation, ensure_ascii=False).encode())
+
+    def _batch(self, batch_id: str) -> Batch | None:
+        """The batch by id, its expiry applied (call with the lock held)."""
+        batch = self.batches.get(f"batches/{batch_id}")
+        if batch is None or batch.deleted:
+            return None
+        age = time.monotonic() - batch.created_at
+        if batch.state not in FINISHED and age > self.batch_expiry_s:
+            batch.move(EXPIRED)
+        return batch
+
+    def get_batch(self, batch_id: str) -> Answered:
+        """`batches/{id}`: a batch not held finishes at its first GET."""
+        with self.lock:
+            batch = self._batch(batch_id)
+            if batch is None:
+                return Answered(404, error_body(404, "Requested entity was not found."))
+            if batch.state not in FINISHED:
+                if self.holding_batches:
+                    if batch.state != RUNNING:
+                        batch.move(RUNNING)
+                else:
+                    batch.move(FAILED if batch.failure is not None else SUCCEEDED)
+            operation = batch.operation()
+        return Answered(200, json.dumps(operation, ensure_ascii=False).encode())
+
+    def cancel_batch(self, batch_id: str) -> Answered:
+        """`batches/{id}:cancel`: a pending or running batch is cancelled."""
+        with self.lock:
+            batch = self._batch(batch_id)
+            if batch is None:
+                return Answered(404, error_body(404, "Requested entity was not found."))
+            batch.cancelled = True
+            if batch.state not in FINISHED:
+                batch.move(CANCELLED)
+        return Answered(200, b"{}")
+
+    def delete_batch(self, batch_id: str) -> Answered:
+        """`DELETE batches/{id}`: the batch is gone (it stays in `batches`, `deleted`)."""
+        with self.lock:
+            batch = self._batch(batch_id)
+            if batch is None:
+                return Answered(404, error_body(404, "Requested entity was not found."))
+            batch.deleted = True
+        return Answered(200, b"{}")
+
     # serving -------------------------------------------------------------------
     @property
     def url(self) -> str:
@@ -497,13 +789,38 @@ class GeminiTestServer:
             def log_message(self, *_args: Any) -> None:
                 return
 
-            def do_POST(self) -> None:
-                path = self.path.split("?")[0]
+            def _body(self) -> tuple[str, bytes]:
                 length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
+                return self.path.split("?")[0], self.rfile.read(length)
+
+            def do_GET(self) -> None:
+                path, _ = self._body()
+                batch = _BATCH.match(path)
+                if batch is None or batch.group("cancel"):
+                    self._send(Answered(404, error_body(404, "unknown path")))
+                    return
+                self._send(owner.get_batch(batch.group("id")))
+
+            def do_DELETE(self) -> None:
+                path, _ = self._body()
+                batch = _BATCH.match(path)
+                if batch is None or batch.group("cancel"):
+                    self._send(Answered(404, error_body(404, "unknown path")))
+                    return
+                self._send(owner.delete_batch(batch.group("id")))
+
+            def do_POST(self) -> None:
+                path, raw = self._body()
                 if path == "/token":
                     token = {"access_token": "stand-in-token", "expires_in": 3600}
                     self._send(Answered(200, json.dumps(token).encode()))
+                    return
+                create, batch = _BATCH_CREATE.match(path), _BATCH.match(path)
+                if create is not None:
+                    self._send(owner.create_batch(create.group("model"), raw, dict(self.headers)))
+                    return
+                if batch is not None and batch.group("cancel"):
+                    self._send(owner.cancel_batch(batch.group("id")))
                     return
                 developer, vertex = _DEVELOPER.match(path), _VERTEX.match(path)
                 match = developer or vertex

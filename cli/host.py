@@ -358,16 +358,29 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def flow_models(config: Settings) -> dict[str, str]:
+    """The model each flow asks."""
+    return {
+        "research": config.research_model,
+        "psychologist": config.psychologist_model,
+        "agentconnect": config.agentconnect_model,
+    }
+
+
 def model_line(config: Settings) -> str:
-    """Which model answers and how it is asked (its profile), on which backend."""
-    profile = profile_of(config.gemini_model)
+    """Which model answers each flow and how it is asked (its profile), on which backend."""
     backend = config.gemini_backend
-    if profile.name not in PROFILES:
-        return (
-            f"{config.gemini_model} is not in the table of supported models (shared/models.py): "
+    described: dict[str, list[str]] = {}
+    for flow, model in flow_models(config).items():
+        profile = profile_of(model)
+        text = (
+            f"{profile.summary(backend)} ({backend} backend)"
+            if profile.name in PROFILES
+            else f"{model} is not in the table of supported models (shared/models.py): "
             "asked with no thinking or logprobs parameter, bounded by max_output_tokens"
         )
-    return f"{profile.summary(backend)} ({backend} backend)"
+        described.setdefault(text, []).append(flow)
+    return "; ".join(f"{', '.join(flows)}: {text}" for text, flows in described.items())
 
 
 def _use_local_model() -> GeminiTestServer:

@@ -8,14 +8,15 @@ from typing import Any
 
 from importlinter.contracts.forbidden import ForbiddenContract
 
-from functions.registry import http_entries
+from functions.registry import public_entries
 
 
 def http_entry_modules() -> list[str]:
-    """Every module an HTTP entry point imports when it starts: its entry module and the
-    modules of its operations' handlers and authorizers."""
-    modules = {entry.module for entry in http_entries()}
-    for entry in http_entries():
+    """Every module a public HTTP entry point imports when it starts: its entry module
+    and the modules of its operations' handlers and authorizers (a sweep, private and
+    called once a minute, may poll Gemini)."""
+    modules = {entry.module for entry in public_entries()}
+    for entry in public_entries():
         for operation in entry.operations:
             references = (operation.handler, operation.audience)
             modules |= {reference.split(":")[0] for reference in references if reference}

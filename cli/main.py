@@ -11,7 +11,7 @@ from importlib.metadata import version
 
 from cli import admin, deploy
 from cli.emulator import EmulatorError
-from cli.host import HostError, model_line
+from cli.host import HostError, flow_models, model_line
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,7 +80,8 @@ def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
     found["Gemini"] = (
         "the local development model (--local-model): made-up answers, model evidencia-local"
         if local_model
-        else f"configured, model {gemini.gemini_model}"
+        else "configured, models "
+        + ", ".join(f"{flow} {model}" for flow, model in flow_models(gemini).items())
         if gemini.gemini_configured
         else "not configured: set GEMINI_API_KEY (runs fail with not_configured until then), "
         "or serve with --local-model to see every flow complete with made-up answers"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from shared.models import DEFAULT_MODEL, Backend
+from shared.models import ANSWER_MODEL, DEFAULT_MODEL, Backend
 
 T = TypeVar("T", int, float)
 Environ = Mapping[str, str]
@@ -62,7 +62,8 @@ MAX_EVIDENCE_ITEMS = 20_000
 
 MAX_RAW_TEXT_BYTES = 32_768
 """An evaluation's details keep two raw texts a step, up to 11 steps, beside a 64 KiB
-input: 22 texts of 32 KiB and the input take about 770 KB of the document's 1 MiB."""
+input: in the worst case (`tests/agentconnect/test_worst_case_sizes.py`) about 990 KB of
+the document's 1 MiB, the selection's texts kept once in its version instead."""
 
 
 def _bounded(env: Environ, name: str, default: int, ceiling: int, why: str) -> int:
@@ -103,6 +104,10 @@ class Settings:
     gemini_use_vertex: bool
     gemini_location: str
     gemini_model: str
+    """`GEMINI_MODEL`: every flow's model unless the flow names its own."""
+    research_model: str
+    psychologist_model: str
+    agentconnect_model: str
     gemini_base_url: str | None
     gemini_timeout_ms: int
     gemini_attempts: int
@@ -128,6 +133,10 @@ class Settings:
     psychologist_hypothesis_retention_days: int
     psychologist_project_token_budget: int
     psychologist_effect_window_days: int
+    psychologist_gemini_batch: bool
+    """`PSYCHOLOGIST_GEMINI_BATCH`: `auto` (True) sends an abnormal end's analysis to
+    Gemini's Batch API where the backend takes one; `off` always asks the standard way."""
+    psychologist_batch_deadline_s: int
     schedule_interval_s: float
     agentconnect_raw_text_limit: int
     agentconnect_details_retention_hours: int
@@ -172,9 +181,36 @@ def _one_analysis_call_fits_its_lease(config: Settings) -> None:
         )
 
 
+def _batch_fallback_fits_the_retention(config: Settings) -> None:
+    """A batch past its deadline is asked the standard way, over the events it was asked
+    about: the deadline and that call's lease must end well inside the events' retention."""
+    retention_s = config.psychologist_event_retention_hours * 3600
+    if config.psychologist_batch_deadline_s + config.psychologist_lease_seconds > retention_s / 2:
+        raise ValueError(
+            f"PSYCHOLOGIST_BATCH_DEADLINE_S ({config.psychologist_batch_deadline_s}) with "
+            f"PSYCHOLOGIST_LEASE_SECONDS ({config.psychologist_lease_seconds}) must stay within "
+            f"half of PSYCHOLOGIST_EVENT_RETENTION_HOURS ({retention_s // 2} s): an analysis "
+            "that waited on its batch that long could find its log expired"
+        )
+
+
 def _check_combinations(config: Settings) -> None:
     """Refuse settings each valid alone that cannot work together."""
     _one_analysis_call_fits_its_lease(config)
+    _batch_fallback_fits_the_retention(config)
+
+
+def _batch_deadline_default(retention_hours: int) -> int:
+    """Six hours (Gemini's batches mostly finish far sooner than their 24-hour target),
+    or a quarter of a shorter event retention."""
+    return min(6 * 3600, retention_hours * 3600 // 4)
+
+
+def _batch_mode(env: Environ, name: str) -> bool:
+    value = env.get(name, "auto").strip().lower()
+    if value not in ("auto", "off"):
+        raise ValueError(f"{name} must be auto or off, not {value!r}")
+    return value == "auto"
 
 
 def _answer_tokens(env: Environ, name: str, default: int) -> int:
@@ -194,6 +230,11 @@ def _kept(env: Environ, name: str, default: int) -> int:
     return _at_least(env, name, default, 1, "below it what is written has expired already")
 
 
+def _flow_model(env: Environ, name: str, default: str) -> str:
+    """A flow's model: its own setting, else `GEMINI_MODEL`, else the flow's default."""
+    return env.get(name) or env.get("GEMINI_MODEL") or default
+
+
 def _read(env: Environ) -> Settings:
     return Settings(
         project_id=_project_id(env),
@@ -201,6 +242,9 @@ def _read(env: Environ) -> Settings:
         gemini_use_vertex=env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
         gemini_location=env.get("GOOGLE_CLOUD_LOCATION") or "global",
         gemini_model=env.get("GEMINI_MODEL") or DEFAULT_MODEL,
+        research_model=_flow_model(env, "RESEARCH_GEMINI_MODEL", DEFAULT_MODEL),
+        psychologist_model=_flow_model(env, "PSYCHOLOGIST_GEMINI_MODEL", DEFAULT_MODEL),
+        agentconnect_model=_flow_model(env, "AGENTCONNECT_GEMINI_MODEL", ANSWER_MODEL),
         gemini_base_url=env.get("GEMINI_BASE_URL") or None,
         gemini_timeout_ms=_at_least(env, "GEMINI_TIMEOUT_MS", 60_000, 1, "a try needs time"),
         gemini_attempts=_at_least(env, "GEMINI_ATTEMPTS", 3, 1, "it counts the first try"),
@@ -255,6 +299,13 @@ def _read(env: Environ) -> Settings:
         ),
         psychologist_effect_window_days=_at_least(
             env, "PSYCHOLOGIST_EFFECT_WINDOW_DAYS", 14, 1, "an empty window has no sessions"
+        ),
+        psychologist_gemini_batch=_batch_mode(env, "PSYCHOLOGIST_GEMINI_BATCH"),
+        psychologist_batch_deadline_s=_at_least_one(
+            env,
+            "PSYCHOLOGIST_BATCH_DEADLINE_S",
+            _batch_deadline_default(_kept(env, "PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24)),
+            "batch falls back before it is read",
         ),
         schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 30.0),
         agentconnect_raw_text_limit=_bounded(

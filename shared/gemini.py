@@ -281,7 +281,10 @@ class _OutOfTime(tenacity.stop.stop_base):
 
 
 def _call(
-    prompt: str, request_config: types.GenerateContentConfig, deadline: datetime | None
+    model: str,
+    prompt: str,
+    request_config: types.GenerateContentConfig,
+    deadline: datetime | None,
 ) -> types.GenerateContentResponse:
     """One answer from Gemini, tried as the settings and the deadline allow."""
     config = settings()
@@ -295,9 +298,7 @@ def _call(
         bounded = request_config.model_copy(
             update={"http_options": types.HttpOptions(timeout=timeout_ms)}
         )
-        return gemini().models.generate_content(
-            model=config.gemini_model, contents=prompt, config=bounded
-        )
+        return gemini().models.generate_content(model=model, contents=prompt, config=bounded)
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(config.gemini_attempts) | _OutOfTime(pacing, deadline),
@@ -310,10 +311,10 @@ def _call(
 
 
 def _request_config(
-    system: str, schema: Schema, output: Output, logprobs: bool
+    model: str, system: str, schema: Schema, output: Output, logprobs: bool
 ) -> types.GenerateContentConfig:
-    """The request as the configured model's profile takes it."""
-    profile = profile_of(settings().gemini_model)
+    """The request as the model's profile takes it."""
+    profile = profile_of(model)
     thinking = (
         profile.least_thinking()
         if output.least_thinking
@@ -330,10 +331,9 @@ def _request_config(
     )
 
 
-def _logprobs_accepted() -> bool:
-    config = settings()
-    profile = profile_of(config.gemini_model)
-    return config.gemini_backend in profile.logprobs and profile.name not in _refused_logprobs()
+def _logprobs_accepted(model: str) -> bool:
+    profile = profile_of(model)
+    return settings().gemini_backend in profile.logprobs and profile.name not in _refused_logprobs()
 
 
 def _refuses_logprobs(error: errors.APIError) -> bool:
@@ -342,6 +342,7 @@ def _refuses_logprobs(error: errors.APIError) -> bool:
 
 def generate_json(
     *,
+    model: str,
     system: str,
     prompt: str,
     schema: Schema,
@@ -349,7 +350,7 @@ def generate_json(
     logprobs: bool = False,
     deadline: datetime | None = None,
 ) -> JsonAnswer:
-    """Gemini's JSON answer to one prompt; every failure is a classified `GeminiError`.
+    """`model`'s JSON answer to one prompt; every failure is a classified `GeminiError`.
 
     Token log-probabilities are asked for only where the model's profile accepts them;
     a 400 that refuses them anyway is tried once more without them (within the same
@@ -358,18 +359,18 @@ def generate_json(
     config = settings()
     if not config.gemini_configured:
         raise GeminiError(ProviderFailure.NOT_CONFIGURED, "no Gemini credentials are configured")
-    ask_logprobs = logprobs and _logprobs_accepted()
+    ask_logprobs = logprobs and _logprobs_accepted(model)
     with recording() as wire:
         try:
             try:
-                response = _call(
-                    prompt, _request_config(system, schema, output, ask_logprobs), deadline
-                )
+                asked = _request_config(model, system, schema, output, ask_logprobs)
+                response = _call(model, prompt, asked, deadline)
             except errors.APIError as error:
                 if not (ask_logprobs and _refuses_logprobs(error)):
                     raise
-                _refused_logprobs().add(profile_of(config.gemini_model).name)
-                response = _call(prompt, _request_config(system, schema, output, False), deadline)
+                _refused_logprobs().add(profile_of(model).name)
+                plain = _request_config(model, system, schema, output, False)
+                response = _call(model, prompt, plain, deadline)
         except errors.APIError as error:
             detail = refusal_of(error).describe()
             raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail, wire=wire) from error
@@ -477,3 +478,105 @@ def _rewritten(schema: Any) -> Any:
         else:
             result[key] = _rewritten(value)
     return result
+
+
+BATCH_WAITING = frozenset({"JOB_STATE_PENDING", "JOB_STATE_QUEUED", "JOB_STATE_RUNNING"})
+"""Batch states from which the job may still succeed."""
+
+
+def batch_unavailable() -> str | None:
+    """Why this backend cannot take a batch, in words; None when it can. Vertex AI reads
+    a batch's requests from Cloud Storage or BigQuery, which this project does not set
+    up; the Developer API takes them inline."""
+    if settings().gemini_use_vertex:
+        return (
+            "Vertex AI batch prediction reads its requests from a Cloud Storage bucket or "
+            "BigQuery, and none is configured: asked the standard way"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    state: str
+    """Gemini's job state without its prefix, lower case (`pending`, `succeeded`...)."""
+    waiting: bool
+    answers: list[JsonAnswer | GeminiError]
+    """One per request, in order, once the job succeeded."""
+    detail: str | None
+    """Why a job that did not succeed ended, in words."""
+
+
+def _batch_faults() -> tuple[type[BaseException], ...]:
+    return (errors.APIError, *_transport_errors())
+
+
+def _batch_fault(what: str, error: BaseException) -> GeminiError:
+    if isinstance(error, errors.APIError):
+        detail = refusal_of(error).describe()
+    else:
+        detail = f"Gemini was not reached: {type(error).__name__}"
+    return GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, f"{what}: {detail}"[:DETAIL_LIMIT])
+
+
+def submit_batch(
+    *, model: str, system: str, prompts: list[str], schema: Schema, output: Output, name: str
+) -> str:
+    """Submit one request per prompt to Gemini's Batch API (half the standard price);
+    the job's name. Raises `GeminiError` when it cannot be submitted."""
+    config = _request_config(model, system, schema, output, False)
+    requests = [types.InlinedRequest(contents=prompt, config=config) for prompt in prompts]
+    try:
+        job = gemini().batches.create(
+            model=model, src=requests, config=types.CreateBatchJobConfig(display_name=name)
+        )
+    except _batch_faults() as error:
+        raise _batch_fault("the batch could not be submitted", error) from error
+    if not job.name:
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, "the batch came back unnamed")
+    return job.name
+
+
+def _answers(job: types.BatchJob, output: Output) -> list[JsonAnswer | GeminiError]:
+    answers: list[JsonAnswer | GeminiError] = []
+    for item in (job.dest.inlined_responses if job.dest else None) or []:
+        if item.response is None:
+            error = item.error
+            message = error.message if error is not None else "no response and no error"
+            code = error.code if error is not None else None
+            detail = scrub(f"failed in the batch (code {code}): {message}")[:DETAIL_LIMIT]
+            answers.append(GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail))
+            continue
+        try:
+            answers.append(_json_answer(item.response, Wire(), output))
+        except GeminiError as error:
+            answers.append(error)
+    return answers
+
+
+def batch_status(name: str, output: Output) -> BatchStatus:
+    """Where the batch job stands, and its answers once it succeeded. Raises
+    `GeminiError` when Gemini cannot be asked."""
+    try:
+        job = gemini().batches.get(name=name)
+    except _batch_faults() as error:
+        raise _batch_fault("the batch could not be read", error) from error
+    state = job.state.value if job.state is not None else "JOB_STATE_UNSPECIFIED"
+    short = state.removeprefix("JOB_STATE_").lower()
+    if state == "JOB_STATE_SUCCEEDED":
+        return BatchStatus(short, False, _answers(job, output), None)
+    failed = job.error.message if job.error is not None and job.error.message else None
+    detail = (
+        None
+        if state in BATCH_WAITING
+        else f"the batch ended {short}" + (f": {scrub(failed)}" if failed else "")
+    )
+    return BatchStatus(short, state in BATCH_WAITING, [], detail)
+
+
+def cancel_batch(name: str) -> None:
+    """Ask Gemini to cancel the job; a job that already ended stays as it is."""
+    try:
+        gemini().batches.cancel(name=name)
+    except _batch_faults() as error:
+        raise _batch_fault("the batch could not be cancelled", error) from error

@@ -290,13 +290,15 @@ def settle(
     kept: Changes,
     refs: Sequence[firestore.DocumentReference] = (),
     always: Callable[[firestore.Transaction], None] | None = None,
+    always_reading: Callable[[firestore.Transaction, Snapshots], None] | None = None,
 ) -> Settled:
     """Settle the job in one transaction that first reads it and `refs` together.
 
     While the claim holds, `write` stores the result. A job still running under a claim
     that lost its lease ends as readers were shown it, with `kept` (the worker's token
     usage, in the job's own shape); a job no longer running is left as it is. `always`
-    writes what is due whatever the job's state (a token count), after the rest."""
+    writes what is due whatever the job's state (a token count), after the rest;
+    `always_reading` does the same given what was read (a count that reads `refs`)."""
 
     def apply(transaction: firestore.Transaction) -> Settled:
         by_path = read_all([claimed.ref, *refs], transaction)
@@ -311,6 +313,8 @@ def settle(
             settled = Settled(status, stored=False)
         if always is not None:
             always(transaction)
+        if always_reading is not None:
+            always_reading(transaction, by_path)
         return settled
 
     return transact(apply)

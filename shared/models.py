@@ -184,7 +184,11 @@ PROFILES: dict[str, ModelProfile] = {
 }
 
 DEFAULT_MODEL = "gemini-3.8-flash"
-"""Google's newest generally available Flash model on 2026-12-01."""
+"""Google's newest generally available Flash model on 2026-12-01: research answers and
+Psychologist analyses, which reason over long inputs and must cite them exactly."""
+ANSWER_MODEL = "gemini-3.5-flash-lite"
+"""AgentConnect's default: each question is a one-value answer at the least thinking, which
+Flash-Lite gives at two fifths of Flash's input price and two thirds of its output price."""
 
 UNKNOWN = ModelProfile(
     name="",

@@ -28,7 +28,10 @@ BASE_ENV = {
     "GEMINI_INITIAL_DELAY_S": "0.01",
     "GEMINI_TIMEOUT_MS": "3000",
     "AUTH_CACHE_SECONDS": "0",
+    "PSYCHOLOGIST_GEMINI_BATCH": "off",
 }
+"""An abnormal end's analysis is asked the standard way, so that it settles without a
+sweep, unless a test turns batches on (`tests/psychologist/test_batch.py`)."""
 
 
 QUERIES = QueryRecorder()

@@ -4,13 +4,17 @@ documents each reads or writes; the bench prints the tables of the sections it m
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from google.cloud.firestore_v1 import FieldFilter
 
 from benchmarks.counting import CallCounter
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from shared.clients import db
+from shared.retention import utcnow
+from shared.store import counted
 
 
 def test_every_firestore_call_of_a_client_passes_the_channel_interceptors(
@@ -31,6 +35,41 @@ def test_the_counter_counts_the_documents_a_call_reads_and_writes(counter: CallC
     list(db().collection("bench").limit(5).stream())
     list(db().collection("bench").stream())
     assert (counter.writes, counter.reads) == (3, 2 + 5 + 1)
+
+
+def test_an_aggregation_is_counted_a_read_per_thousand_entries_it_matched(
+    counter: CallCounter,
+) -> None:
+    for start in range(0, 2_500, 500):
+        batch = db().batch()
+        for n in range(start, start + 500):
+            batch.set(db().document(f"counted/{n}"), {"n": n})
+        batch.commit()
+    counter.clear()
+    assert counted(db().collection("counted")) == 2_500
+    assert (counter.calls, counter.reads) == (["RunAggregationQuery"], 3)
+    counter.clear()
+    assert counted(db().collection("counted").where(filter=FieldFilter("n", "<", 10))) == 10
+    assert counter.reads == 1
+
+
+def test_each_document_created_with_an_expiry_is_counted_as_a_delete_to_come(
+    counter: CallCounter,
+) -> None:
+    later = utcnow() + timedelta(hours=1)
+    batch = db().batch()
+    batch.create(db().document("ttl/created"), {"expires_at": later})
+    batch.set(db().document("ttl/set"), {"expires_at": later})
+    batch.set(db().document("ttl/kept"), {"n": 1})
+    batch.commit()
+    assert counter.expiring == 2
+    counter.clear()
+    db().document("ttl/created").update({"expires_at": later + timedelta(hours=1)})
+    snapshot = db().document("ttl/set").get()
+    db().document("ttl/set").update(
+        {"expires_at": later}, option=db().write_option(last_update_time=snapshot.update_time)
+    )
+    assert counter.expiring == 0
 
 
 @pytest.mark.pure

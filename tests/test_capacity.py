@@ -40,9 +40,9 @@ def test_a_doubled_gemini_price_doubles_the_gemini_cost_and_nothing_else(
     )
     before = capacity.scale_of(costs, 10)
     prices = json.loads(capacity.PRICES.read_text(encoding="utf-8"))
-    model = costs.results["tokens"]["model"]
-    for kind in ("input", "cached_input", "output"):
-        prices["models"][model][kind] *= 2
+    for model in set(costs.results["tokens"]["models"].values()):
+        for kind in ("input", "cached_input", "output"):
+            prices["models"][model][kind] *= 2
     doubled = tmp_path / "prices.json"
     doubled.write_text(json.dumps(prices), encoding="utf-8")
     monkeypatch.setattr(capacity, "PRICES", doubled)

@@ -19,15 +19,17 @@ from typing import Any
 import pytest
 import requests
 
-from cli import console
+from cli import capacity, console
 from cli.deploy import Target, build_bundle, hosting_rewrites, plan
 from cli.emulator import Emulator
 from cli.main import main as evidencia
+from cli.sizing import MAX_INSTANCES
 from functions.registry import ENTRIES, McpEntry, RestEntry, SweepEntry, TriggerEntry
 from shared.instance import settings
 from tests.api import wait_for
 
-TARGET = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash")
+MODELS = {"RESEARCH_GEMINI_MODEL": "gemini-2.5-flash"}
+TARGET = Target("demo-p", "europe-west1", "eur3", MODELS)
 
 
 @pytest.fixture(scope="module")
@@ -194,11 +196,14 @@ def test_every_function_is_deployed_with_its_cpu_concurrency_threads_and_instanc
 ) -> None:
     """Public functions take eight requests at once on a whole vCPU, sweeps one, workers
     four on 1 GiB; the Python server runs as many threads; every function is capped at
-    `--max-instances`, the default or the operator's."""
-    capped = Target("demo-p", "europe-west1", "eur3", "gemini-2.5-flash", max_instances=3)
-    for target, cap in ((TARGET, 20), (capped, 3)):
-        steps = plan(target, tmp_path / str(cap))
+    what the capacity model gives it at 100x, or at the operator's `--max-instances`."""
+    capped = Target("demo-p", "europe-west1", "eur3", MODELS, max_instances=3)
+    caps = capacity.instance_caps()
+    assert max(caps.values()) > MAX_INSTANCES, "some function needs more than the least cap"
+    for target in (TARGET, capped):
+        steps = plan(target, tmp_path / str(target.max_instances))
         for entry in ENTRIES:
+            cap = target.max_instances or capacity.instance_cap(entry.name, caps)
             [command] = deploys(steps, entry.name)
             cpu, memory, concurrency = EXPECTED_SIZING[kind_of(entry)]
             assert f"--cpu={cpu}" in command, entry.name
@@ -326,7 +331,9 @@ def test_the_deploy_command_prints_its_plan_and_builds_the_bundle(tmp_path: Path
     )
     assert f"{base}/psychologist_sweep" not in printed.getvalue().split("# function URLs")[1]
     worker = next(line for line in lines if "research_run_worker" in line and "deploy" in line)
-    assert f"GEMINI_MODEL={settings().gemini_model}" in worker, "the host's default model"
+    config = settings()
+    assert f"RESEARCH_GEMINI_MODEL={config.research_model}" in worker, "the host's default"
+    assert f"AGENTCONNECT_GEMINI_MODEL={config.agentconnect_model}" in worker
 
 
 @pytest.mark.pure
@@ -384,3 +391,22 @@ def test_hosting_publishes_the_console_with_its_content_security_policy(tmp_path
     assert rule["source"] == "**"
     assert headers["Content-Security-Policy"] == console.CONTENT_SECURITY_POLICY
     assert "unsafe-inline" not in headers["Content-Security-Policy"]
+
+
+@pytest.mark.pure
+def test_the_deploy_sets_each_flows_model_from_its_flag_else_the_shared_one(tmp_path: Path) -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = evidencia(
+            [
+                "deploy",
+                *("--project", "demo-p", "--region", "europe-west1", "--dry-run"),
+                *("--gemini-model", "gemini-3.7-flash", "--agentconnect-model", "gemini-3.6-flash"),
+                *("--out", str(tmp_path / "out")),
+            ]
+        )
+    assert code == 0
+    worker = next(line for line in printed.getvalue().splitlines() if "evaluation_worker" in line)
+    assert "RESEARCH_GEMINI_MODEL=gemini-3.7-flash" in worker
+    assert "PSYCHOLOGIST_GEMINI_MODEL=gemini-3.7-flash" in worker
+    assert "AGENTCONNECT_GEMINI_MODEL=gemini-3.6-flash" in worker

@@ -16,7 +16,7 @@ from functions.registry import (
     BY_NAME,
     Entry,
     RestEntry,
-    http_entries,
+    public_entries,
     rest_entries,
     scheduled_entries,
 )
@@ -65,9 +65,13 @@ def imports_after(name: str) -> set[str]:
     return imports_by_entry()[name]
 
 
-@pytest.mark.parametrize("entry", http_entries(), ids=lambda e: e.name)
-def test_an_http_entry_point_does_not_import_gemini(entry: Entry) -> None:
+@pytest.mark.parametrize("entry", public_entries(), ids=lambda e: e.name)
+def test_a_public_entry_point_does_not_import_gemini(entry: Entry) -> None:
     assert "google.genai" not in imports_after(entry.name)
+
+
+def test_the_psychologist_sweep_imports_gemini_to_poll_its_batches() -> None:
+    assert "google.genai" in imports_after("psychologist_sweep")
 
 
 @pytest.mark.parametrize("entry", rest_entries() + scheduled_entries(), ids=lambda e: e.name)

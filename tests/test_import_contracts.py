@@ -16,3 +16,4 @@ def test_the_contract_covers_each_entry_module_and_the_handlers_and_authorizers_
     assert "functions.psychologist.effects" in modules
     assert "functions.agentconnect.audience" in modules, "an authorizer named by the registry"
     assert not [module for module in modules if "worker" in module], "workers may ask Gemini"
+    assert "functions.psychologist.batch" not in modules, "the sweep may poll Gemini's batches"

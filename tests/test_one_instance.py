@@ -1,4 +1,4 @@
-"""One deployed instance serves eight requests at once (`cli/deploy.py PUBLIC_SIZING`):
+"""One deployed instance serves eight requests at once (`cli/sizing.py PUBLIC_SIZING`):
 every public operation, driven through its own functions-framework app with eight
 concurrent requests, answers each exactly as it answers one alone, with the caller's own
 request id on the response and on the request's log line (shared caches, clients and the
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cli.deploy import PUBLIC_SIZING
+from cli.sizing import PUBLIC_SIZING
 from functions.registry import Operation, RestEntry, public_operations
 from tests.api import World, function_client
 

@@ -211,3 +211,33 @@ def test_every_combination_the_test_suite_and_benchmarks_set_is_accepted(
     """Budgets below one call's output are among them: a budget is checked before a job,
     so the job that crosses it still runs."""
     assert configured(**env) is not None
+
+
+def test_each_flow_asks_its_own_model_else_gemini_model_else_its_default() -> None:
+    defaults = configured()
+    assert (defaults.research_model, defaults.psychologist_model, defaults.agentconnect_model) == (
+        "gemini-3.8-flash",
+        "gemini-3.8-flash",
+        "gemini-3.5-flash-lite",
+    )
+    chosen = configured(
+        GEMINI_MODEL="gemini-3.7-flash", PSYCHOLOGIST_GEMINI_MODEL="gemini-3.6-flash"
+    )
+    assert (chosen.research_model, chosen.psychologist_model, chosen.agentconnect_model) == (
+        "gemini-3.7-flash",
+        "gemini-3.6-flash",
+        "gemini-3.7-flash",
+    )
+
+
+def test_a_batch_mode_other_than_auto_or_off_is_refused() -> None:
+    assert configured().psychologist_gemini_batch
+    assert not configured(PSYCHOLOGIST_GEMINI_BATCH="off").psychologist_gemini_batch
+    with pytest.raises(ValueError, match="PSYCHOLOGIST_GEMINI_BATCH must be auto or off"):
+        configured(PSYCHOLOGIST_GEMINI_BATCH="always")
+
+
+def test_a_batch_deadline_past_half_the_event_retention_is_refused() -> None:
+    assert configured().psychologist_batch_deadline_s == 6 * 3600
+    with pytest.raises(ValueError, match="could find its log expired"):
+        configured(PSYCHOLOGIST_BATCH_DEADLINE_S=str(12 * 3600))

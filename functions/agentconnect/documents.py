@@ -216,28 +216,34 @@ class ChainLink(TypedDict):
 
 
 class StepRecord(TypedDict):
+    """A step asked, as its evaluation's details keep it: without its question, which its
+    selection version holds."""
+
     stepId: str
     decisionId: str
     providerId: str
     model: str
-    question: Question
     condition: Condition | None
     rawRequest: Clipped
     rawResponse: Clipped
 
 
-class Details(TypedDict):
-    """`orgs/{o}/agents/{a}/evaluation_details/{seq}`: the full record, expiring."""
-
-    selection: FrozenSelection
-    title: str
+class StepView(StepRecord):
     question: Question
+
+
+class Details(TypedDict):
+    """`orgs/{o}/agents/{a}/evaluation_details/{seq}`: what only this evaluation knows,
+    expiring. The selection it was decided under, rules and questions, is read from its
+    version, which is immutable and kept (a copy in each evaluation could pass 1 MiB);
+    the decision's question and raw texts are its last step's."""
+
+    selection_version: int
+    title: str
     input: dict[str, Any]
     fullAnswer: FullAnswer | None
     chain: list[ChainLink]
     steps: list[StepRecord]
-    rawRequest: Clipped
-    rawResponse: Clipped
     expires_at: datetime
 
 
@@ -251,7 +257,7 @@ class EvaluationView(EvaluationFields):
     input: NotRequired[dict[str, Any]]
     fullAnswer: NotRequired[FullAnswer | None]
     chain: NotRequired[list[ChainLink]]
-    steps: NotRequired[list[StepRecord]]
+    steps: NotRequired[list[StepView]]
     rawRequest: NotRequired[Clipped]
     rawResponse: NotRequired[Clipped]
 

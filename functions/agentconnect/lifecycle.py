@@ -52,7 +52,7 @@ def fallback_summary(
         "reason": reason,
         "target": fallback["target"],
         "answer": None,
-        "requestedModel": settings().gemini_model,
+        "requestedModel": settings().agentconnect_model,
         "actualModel": None,
         "latencyMs": 0.0,
         "usage": {"inputTokens": 0, "outputTokens": 0},

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from cachetools import LRUCache
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
@@ -28,13 +30,18 @@ from functions.agentconnect.requests import (
     SessionStartRequest,
 )
 from functions.agentconnect.selection import configuration_issues
-from functions.agentconnect.views import evaluation_view, fallback_of, selection_view
+from functions.agentconnect.views import (
+    details_shown,
+    evaluation_view,
+    fallback_of,
+    selection_view,
+)
 from shared import auth, jobs, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
-from shared.instance import settings
+from shared.instance import Instance, instance, settings
 from shared.jsonbody import JsonObject
 from shared.retention import is_expired, utcnow
 from shared.store import (
@@ -76,7 +83,9 @@ def put_selection(call: Call) -> Reply:
             "created_at": utcnow(),
             "created_by": call.principal.user_id,
         }
-        transaction.create(store.selection_ref(org_id, agent_id, version), writable(stored))
+        ref = store.selection_ref(org_id, agent_id, version)
+        _check_stored_size(ref, stored)
+        transaction.create(ref, writable(stored))
         transaction.set(
             agent,
             {"selection_version": version, "selection_fallback": fallback_of(selection)},
@@ -85,6 +94,27 @@ def put_selection(call: Call) -> Reply:
         return stored
 
     return Reply(selection_view(org_id, agent_id, transact(apply)), status=201)
+
+
+def _check_stored_size(ref: firestore.DocumentReference, stored: StoredSelection) -> None:
+    """A selection version is the one copy of its questions and rules (evaluations refer
+    to it): one Firestore would refuse to store is refused before anything is written.
+    A body within the 1 MiB request limit can still be larger stored, as every threshold
+    takes 8 bytes there."""
+    size = store.stored_bytes(ref, writable(stored))
+    if size > store.DOCUMENT_LIMIT:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "The selection is too large to store.",
+            issues=[
+                {
+                    "path": [],
+                    "message": f"the selection is {size:,} bytes as Firestore stores it; "
+                    f"a document holds at most {store.DOCUMENT_LIMIT:,}",
+                    "code": "too_big",
+                }
+            ],
+        )
 
 
 def _check_input_size(session_input: JsonObject) -> None:
@@ -249,7 +279,53 @@ def get_evaluation(call: Call) -> Reply:
             headers={"Retry-After": NOT_READY_RETRY_S},
         )
     details = data_as(snapshots[details_ref.path], Details)
-    return Reply(evaluation_view(stored, details))
+    now = utcnow()
+    decided_under = _decided_under(org_id, agent_id, stored, details, now)
+    return Reply(evaluation_view(stored, details, decided_under, now))
+
+
+def _decided_under(
+    org_id: str, agent_id: str, summary: Summary, details: Details | None, now: datetime
+) -> Selection | None:
+    """The selection version shown details were decided under (immutable and kept, so
+    read rather than copied into each evaluation); None when no details are shown."""
+    if details is None or not details_shown(summary, details, now):
+        return None
+    ref = store.selection_ref(org_id, agent_id, details["selection_version"])
+    return _versions().selection(ref)
+
+
+VERSIONS_KEPT = 512
+"""Selection versions one instance keeps after reading them: each is at most 1 MiB."""
+
+
+@dataclass
+class _Versions:
+    """Selection versions this instance has read. A version is never changed once
+    written, so a kept one is what Firestore holds: a warm evaluation read reads none."""
+
+    kept: LRUCache[str, Selection] = field(default_factory=lambda: LRUCache(VERSIONS_KEPT))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def selection(self, ref: firestore.DocumentReference) -> Selection | None:
+        with self.lock:
+            found = self.kept.get(ref.path)
+        if found is not None:
+            return found
+        version = read_as(ref, StoredSelection)
+        if version is None:
+            return None
+        with self.lock:
+            self.kept[ref.path] = version["selection"]
+        return version["selection"]
+
+
+def _no_versions(_owner: Instance) -> _Versions:
+    return _Versions()
+
+
+def _versions() -> _Versions:
+    return instance().get(_no_versions)
 
 
 def list_evaluations(call: Call) -> Reply:

@@ -11,12 +11,24 @@ orgs/{o}/agents/{a}/evaluation_details/{seq}       the details, expiring after 2
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from google.cloud import firestore
 
+from shared.budgets import stored_size
 from shared.spend import Spend
 from shared.store import collection, document
 
 EVALUATIONS = "evaluations"
+DOCUMENT_LIMIT = 1_048_576
+"""Production Firestore's largest document, in bytes by its storage-size formula."""
+
+
+def stored_bytes(ref: firestore.DocumentReference, fields: Mapping[str, Any]) -> int:
+    """A document's size by Firestore's storage-size formula: its name (each segment a
+    string, plus 16), its fields, and 32."""
+    return stored_size(ref.path.split("/")) + 16 + stored_size(fields) + 32
 
 
 def agent_ref(org_id: str, agent_id: str) -> firestore.DocumentReference:

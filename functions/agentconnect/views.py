@@ -8,21 +8,32 @@ from functions.agentconnect.documents import (
     Details,
     EvaluationView,
     Fallback,
+    FrozenSelection,
     Selection,
     SelectionView,
+    StepView,
     StoredSelection,
     Summary,
 )
+from functions.agentconnect.selection import steps_of
 from shared.retention import is_expired, iso, utcnow
+
+
+def details_shown(summary: Summary, details: Details, now: datetime) -> bool:
+    """Whether a read shows the details: retained by their own expiry and by the
+    summary's copy of it."""
+    return summary["details_expires_at"] > now and not is_expired(details, now)
 
 
 def evaluation_view(
     summary: Summary,
     details: Details | None,
+    decided_under: Selection | None = None,
     now: datetime | None = None,
     title: str | None = None,
 ) -> EvaluationView:
-    """The summary always; the details (when given) only while they are retained.
+    """The summary always; the details (when given, with the selection version they were
+    decided under) only while they are retained.
 
     `detailsExpired` comes from the summary's own copy of the details' expiry, so a list
     that reads no details still says it truthfully. The session's title is user text and
@@ -31,7 +42,6 @@ def evaluation_view(
     retained = details is not None and not is_expired(details, now)
     if retained and details is not None and "title" in details:
         title = details["title"]
-    expired = summary["details_expires_at"] <= now
     view: EvaluationView = {
         "seq": summary["seq"],
         "at": iso(summary["at"]),
@@ -46,20 +56,41 @@ def evaluation_view(
         "actualModel": summary["actualModel"],
         "latencyMs": summary["latencyMs"],
         "usage": summary["usage"],
-        "detailsExpired": expired,
+        "detailsExpired": summary["details_expires_at"] <= now,
     }
-    if not expired and retained and details is not None:
+    if details is not None and decided_under is not None and details_shown(summary, details, now):
+        steps = steps_asked(details, decided_under)
         view |= {
-            "selection": details["selection"],
-            "question": details["question"],
+            "selection": frozen_selection(decided_under),
+            "question": steps[-1]["question"],
             "input": details["input"],
             "fullAnswer": details["fullAnswer"],
             "chain": details["chain"],
-            "steps": details["steps"],
-            "rawRequest": details["rawRequest"],
-            "rawResponse": details["rawResponse"],
+            "steps": steps,
+            "rawRequest": steps[-1]["rawRequest"],
+            "rawResponse": steps[-1]["rawResponse"],
         }
     return view
+
+
+def steps_asked(details: Details, decided_under: Selection) -> list[StepView]:
+    """Each step the evaluation asked, with its question from the selection version. The
+    walk ends at the step that decided, so the last one asked is the decision's."""
+    questions = {step.step_id: step.question for step in steps_of(decided_under)}
+    return [StepView(**record, question=questions[record["stepId"]]) for record in details["steps"]]
+
+
+def frozen_selection(selection: Selection) -> FrozenSelection:
+    """The rules a decision was made under, in the contract's shape."""
+    first = selection["decision"]
+    return {
+        "decisionId": first["decisionId"],
+        "rules": first["rules"],
+        "steps": [
+            {"decisionId": s["decisionId"], "rules": s["rules"], "id": s["id"]}
+            for s in selection["steps"]
+        ],
+    }
 
 
 def selection_view(org_id: str, agent_id: str, data: StoredSelection) -> SelectionView:

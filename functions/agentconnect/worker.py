@@ -25,7 +25,6 @@ from functions.agentconnect.documents import (
     Condition,
     Details,
     EvaluationStatus,
-    FrozenSelection,
     FullAnswer,
     Outcome,
     PendingEvaluation,
@@ -123,6 +122,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
     started = time.perf_counter()
     try:
         reply = generate_json(
+            model=config.agentconnect_model,
             system=SYSTEM,
             prompt=prompt,
             schema=schema,
@@ -145,7 +145,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             step,
             status,
             None,
-            error.model_version or config.gemini_model,
+            error.model_version or config.agentconnect_model,
             error.usage,
             elapsed,
             error.wire.request,
@@ -153,7 +153,7 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
             detail=error.detail,
         )
     elapsed = (time.perf_counter() - started) * 1000
-    model = reply.model_version or config.gemini_model
+    model = reply.model_version or config.agentconnect_model
     answer = checked_answer(step.question, reply.data)
     if answer is None:
         return StepResult(
@@ -221,18 +221,6 @@ def _usage(usage: Usage) -> TokenCounts:
     return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
 
 
-def _frozen_selection(selection: Selection) -> FrozenSelection:
-    first = selection["decision"]
-    return {
-        "decisionId": first["decisionId"],
-        "rules": first["rules"],
-        "steps": [
-            {"decisionId": s["decisionId"], "rules": s["rules"], "id": s["id"]}
-            for s in selection["steps"]
-        ],
-    }
-
-
 def records(
     seq: int,
     session_id: str,
@@ -260,7 +248,7 @@ def records(
         "reason": decision.reason,
         "target": decision.target,
         "answer": deciding.answer.copy() if deciding and deciding.answer else None,
-        "requestedModel": settings().gemini_model,
+        "requestedModel": settings().agentconnect_model,
         "actualModel": deciding.model if answered and deciding else None,
         "latencyMs": round(sum(r.latency_ms for r in decision.results), 3),
         "usage": _usage(total),
@@ -271,15 +259,12 @@ def records(
     if deciding is not None and deciding.answer is not None:
         full_answer = {**deciding.answer, "probabilitySource": deciding.probability_source}
     details: Details = {
-        "selection": _frozen_selection(selection),
+        "selection_version": session["selection_version"],
         "title": session["title"],
-        "question": deciding.step.question if deciding else selection["decision"]["question"],
         "input": session["input"],
         "fullAnswer": full_answer,
         "chain": [_link(r) for r in decision.results],
         "steps": [_step_record(r) for r in decision.results],
-        "rawRequest": clip(deciding.raw_request) if deciding else clip(""),
-        "rawResponse": clip(deciding.raw_response) if deciding else clip(""),
         "expires_at": details_expire,
     }
     return summary, details
@@ -303,8 +288,7 @@ def _step_record(result: StepResult) -> StepRecord:
         "stepId": result.step.step_id,
         "decisionId": result.step.decision_id,
         "providerId": PROVIDER_ID,
-        "model": settings().gemini_model,
-        "question": result.step.question,
+        "model": settings().agentconnect_model,
         "condition": result.condition,
         "rawRequest": clip(result.raw_request),
         "rawResponse": clip(result.raw_response),

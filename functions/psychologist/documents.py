@@ -160,6 +160,30 @@ class Rejected(TypedDict):
     reasons: list[str]
 
 
+class BatchRecord(TypedDict):
+    """An analysis's Gemini batch: the job, where it stands, and why the standard call
+    was made instead, when it was."""
+
+    name: str | None
+    state: str
+    """Gemini's job state (`pending`, `running`, `succeeded`, `failed`, `cancelled`,
+    `expired`), or `unavailable` (the backend takes no batch) or `unsubmitted`."""
+    submitted_at: datetime | None
+    deadline_at: datetime | None
+    requests: int
+    fallback: str | None
+
+
+NO_BATCH: BatchRecord = {
+    "name": None,
+    "state": "unsubmitted",
+    "submitted_at": None,
+    "deadline_at": None,
+    "requests": 0,
+    "fallback": None,
+}
+
+
 class Analysis(TypedDict):
     """`projects/{p}/analyses/{a}`: its creation runs the worker."""
 
@@ -180,6 +204,9 @@ class Analysis(TypedDict):
     trace: NotRequired[str]
     """The trace of the request that created it: the worker's log lines join it."""
     signals: NotRequired[list[Signal]]
+    batch: NotRequired[BatchRecord]
+    batch_poll_at: NotRequired[datetime]
+    """When the sweep next asks Gemini about the batch; present only while it waits."""
     event_count: NotRequired[int]
     chunk_count: NotRequired[int]
     calls: NotRequired[list[ModelCallRecord]]
@@ -344,6 +371,13 @@ class UsageView(TypedDict):
     thoughtTokens: int
 
 
+class BatchView(TypedDict):
+    state: str
+    submittedAt: str | None
+    deadlineAt: str | None
+    fallback: str | None
+
+
 class AnalysisView(TypedDict):
     id: str
     projectId: str
@@ -361,3 +395,4 @@ class AnalysisView(TypedDict):
     signals: list[Signal]
     hypothesisIds: list[str]
     rejected: list[Rejected]
+    batch: BatchView | None

@@ -375,9 +375,10 @@ def end_session(call: Call) -> Reply:
     return Reply(session_view(project_id, session_id, ended))
 
 
-def sweep(request_id: str) -> Reply:
+def sweep_stale() -> tuple[list[str], list[str]]:
     """End every open session silent for longer than the heartbeat timeout, and settle
-    analyses stuck past their lease or queue deadline."""
+    analyses stuck past their lease or queue deadline: the sessions' ids and the
+    analyses' paths."""
     timeout = timedelta(seconds=settings().psychologist_heartbeat_timeout_s)
     cutoff = utcnow() - timeout - heartbeat_interval()
     stale = (
@@ -392,14 +393,7 @@ def sweep(request_id: str) -> Reply:
         for ref in (snapshot.reference for snapshot in stale.stream())
         if _end_if_still_silent(ref, cutoff)
     ]
-    settled = jobs.sweep(LIFECYCLE, jobs.SWEEP_BATCH)
-    logs.info(
-        "Sweep ended silent sessions and stuck analyses",
-        request_id=request_id,
-        ended=len(ended),
-        analyses=len(settled),
-    )
-    return Reply({"ended": len(ended), "sessions": [ref.id for ref in ended], "analyses": settled})
+    return [ref.id for ref in ended], jobs.sweep(LIFECYCLE, jobs.SWEEP_BATCH)
 
 
 def _end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime) -> bool:

@@ -9,6 +9,8 @@ from functions.psychologist.documents import (
     AnalysisFailure,
     AnalysisStatus,
     AnalysisView,
+    BatchRecord,
+    BatchView,
     DecidedBy,
     DecisionView,
     Hypothesis,
@@ -129,4 +131,16 @@ def analysis_view(data: Analysis) -> AnalysisView:
         "signals": data.get("signals", []),
         "hypothesisIds": data.get("hypothesis_ids", []),
         "rejected": data.get("rejected", []),
+        "batch": _batch_view(data.get("batch")),
+    }
+
+
+def _batch_view(batch: BatchRecord | None) -> BatchView | None:
+    if batch is None:
+        return None
+    return {
+        "state": batch["state"],
+        "submittedAt": _iso_or_none(batch["submitted_at"]),
+        "deadlineAt": _iso_or_none(batch["deadline_at"]),
+        "fallback": batch["fallback"],
     }

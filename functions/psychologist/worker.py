@@ -22,10 +22,12 @@ from google.cloud import firestore
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
 from functions.psychologist.documents import (
+    NO_BATCH,
     Analysis,
     AnalysisFailure,
     AnalysisStatus,
     AnalysisTrigger,
+    BatchRecord,
     Event,
     EventChunk,
     Finding,
@@ -53,10 +55,19 @@ from functions.psychologist.signals import (
     kinds_by_event,
     signal_counts,
 )
-from shared import jobs
+from shared import jobs, logs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
-from shared.gemini import GeminiError, Output, Usage, generate_json, model_schema
+from shared.gemini import (
+    GeminiError,
+    JsonAnswer,
+    Output,
+    Usage,
+    batch_unavailable,
+    generate_json,
+    model_schema,
+    submit_batch,
+)
 from shared.ids import new_ulid
 from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
@@ -122,6 +133,12 @@ class AnalysisWork:
     agent_signals: dict[str, dict[str, int]] = field(default_factory=dict)
     signal_kinds: dict[str, set[str]] = field(default_factory=dict)
     """The kinds of signal each event of a signal stands behind."""
+    submitted: str | None = None
+    """The Gemini batch job its chunk calls went to: the analysis waits on it."""
+    batch: BatchRecord | None = None
+    """What became of its batch, when it had or wanted one."""
+    batch_answers: list[JsonAnswer | GeminiError] | None = None
+    """The batch's answers, one per chunk call, when it resumes from a finished batch."""
 
     @property
     def usage(self) -> TokenUsage:
@@ -177,22 +194,35 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     return session, events
 
 
+def model_output() -> Output:
+    config = settings()
+    return Output(config.psychologist_output_token_limit, config.psychologist_thinking_tokens)
+
+
 def _ask(call: ModelCall, work: AnalysisWork, deadline: datetime) -> list[Finding]:
     """The hypotheses Gemini proposes for one call; its token use goes on the work."""
-    config = settings()
     try:
         reply = generate_json(
+            model=settings().psychologist_model,
             system=SYSTEM,
             prompt=call.text,
             schema=gemini_output_schema(),
-            output=Output(
-                config.psychologist_output_token_limit, config.psychologist_thinking_tokens
-            ),
+            output=model_output(),
             deadline=deadline,
         )
     except GeminiError as error:
-        _record(work, call, error.usage, error.model_version)
-        raise AnalysisFailedError(error.kind.value, error.detail) from error
+        return _answered(call, work, error)
+    return _answered(call, work, reply)
+
+
+def _answered(
+    call: ModelCall, work: AnalysisWork, reply: JsonAnswer | GeminiError
+) -> list[Finding]:
+    """The hypotheses of one call's answer, however it was asked; its token use goes on
+    the work."""
+    if isinstance(reply, GeminiError):
+        _record(work, call, reply.usage, reply.model_version)
+        raise AnalysisFailedError(reply.kind.value, reply.detail) from reply
     _record(work, call, reply.usage, reply.model_version)
     problems = output_issues(reply.data)
     if problems:
@@ -247,6 +277,12 @@ def _chunk_findings(
 
     def one(call: ModelCall) -> list[Finding]:
         return _checked(_ask(call, work, deadline), facts, call.phase, work)
+
+    if work.batch_answers is not None:
+        answered = zip(calls, work.batch_answers, strict=True)
+        return [
+            h for c, a in answered for h in _checked(_answered(c, work, a), facts, c.phase, work)
+        ]
 
     workers = min(settings().psychologist_call_concurrency, len(calls))
     if workers <= 1:
@@ -331,6 +367,11 @@ def _asked(
     if unfinishable:
         work.failure, work.cause = AnalysisFailure.INPUT_TOO_LARGE, unfinishable
         return work
+    if work.batch_answers is not None and len(work.batch_answers) != len(calls):
+        work.batch_answers = None
+        work.batch = _fallen_back(work, "the log changed while its batch ran")
+    if _batch_wanted(claimed, work) and _submitted(claimed, calls, work):
+        return work
     try:
         findings = _chunk_findings(calls, facts, work, claimed.deadline)
         if len(calls) > 1 and findings:
@@ -345,6 +386,55 @@ def _asked(
     cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
     work.cited_events = {event["id"]: event for event in events if event["id"] in cited}
     return work
+
+
+def _batch_wanted(claimed: Claim, work: AnalysisWork) -> bool:
+    """Whether this analysis's chunk calls go to the Batch API: an abnormal end's, which
+    nobody waits on, when batches are on and it has not had one yet."""
+    analysis = as_stored(claimed.job, Analysis)
+    return (
+        settings().psychologist_gemini_batch
+        and analysis["trigger"] == AnalysisTrigger.ABNORMAL_END
+        and "batch" not in analysis
+        and work.batch is None
+    )
+
+
+def _submitted(claimed: Claim, calls: list[ModelCall], work: AnalysisWork) -> bool:
+    """Submit the chunk calls as one batch; False (and why, on the work) when this backend
+    cannot take one or Gemini refused it, and the calls are made the standard way."""
+    now = utcnow()
+    unavailable = batch_unavailable()
+    if unavailable is not None:
+        work.batch = {**NO_BATCH, "state": "unavailable", "fallback": unavailable}
+        return False
+    try:
+        work.submitted = submit_batch(
+            model=settings().psychologist_model,
+            system=SYSTEM,
+            prompts=[call.text for call in calls],
+            schema=gemini_output_schema(),
+            output=model_output(),
+            name=f"analysis-{claimed.ref.id}",
+        )
+    except GeminiError as error:
+        work.batch = {**NO_BATCH, "state": "unsubmitted", "fallback": error.detail}
+        return False
+    deadline = now + timedelta(seconds=settings().psychologist_batch_deadline_s)
+    work.batch = {
+        "name": work.submitted,
+        "state": "pending",
+        "submitted_at": now,
+        "deadline_at": deadline,
+        "requests": len(calls),
+        "fallback": None,
+    }
+    return True
+
+
+def _fallen_back(work: AnalysisWork, why: str) -> BatchRecord:
+    held = work.batch or NO_BATCH
+    return {**held, "fallback": f"{why}; asked the standard way"}
 
 
 def _refusal(project_id: str) -> str | None:
@@ -505,6 +595,8 @@ def plan_finish(
         "rejected": stored_rejections(work.rejected),
         "rejected_count": len(work.rejected),
     }
+    if work.batch is not None:
+        common["batch"] = work.batch
     if work.failure:
         failed: Changes = {
             **common,
@@ -524,7 +616,24 @@ def plan_finish(
     return FinishPlan(AnalysisStatus.COMPLETED, completed, stored, outcomes)
 
 
+def parked(work: AnalysisWork, now: datetime) -> Changes:
+    """An analysis left waiting on its batch: still processing, its lease past the batch's
+    deadline (the sweep polls it, and ends it stuck only if nothing did), and polled at
+    the next sweep."""
+    batch = work.batch or NO_BATCH
+    deadline = batch["deadline_at"] or now
+    return {
+        "batch": batch,
+        "batch_poll_at": now,
+        "lease_until": deadline + LIFECYCLE.lease(),
+        "event_count": work.event_count,
+        "chunk_count": work.chunk_count,
+    }
+
+
 def finish(claimed: Claim, work: AnalysisWork) -> Settled:
+    if work.submitted is not None and not work.failure:
+        return _park(claimed, work)
     analysis = as_stored(claimed.job, Analysis)
     project_id, session = analysis["project_id"], work.session
     stored = (
@@ -555,6 +664,14 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     return jobs.settle(claimed, write, {"usage": work.usage}, always=count_tokens)
 
 
+def _park(claimed: Claim, work: AnalysisWork) -> Settled:
+    def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
+        transaction.update(claimed.ref, parked(work, utcnow()))
+        return AnalysisStatus.PROCESSING
+
+    return jobs.settle(claimed, write, {"usage": work.usage})
+
+
 def failed(
     _claimed: Claim, work: AnalysisWork, code: str, error: GeminiError | None
 ) -> AnalysisWork:
@@ -564,6 +681,9 @@ def failed(
 
 
 def log(_claimed: Claim, work: AnalysisWork, settled: Settled) -> None:
+    if work.submitted is not None and settled.status == AnalysisStatus.PROCESSING:
+        logs.info("Analysis waiting on a Gemini batch", batch=work.submitted, **work.summary())
+        return
     jobs.log_settled("Analysis settled", settled.status, work.failure, **work.summary())
 
 

@@ -245,11 +245,11 @@ def _idempotency_key(call: Call) -> str | None:
     return key
 
 
-def _refusal(conversation: Conversation, tokens_used: int, config: Settings) -> str | None:
+def _refusal(conversation: Conversation, budget_spent: bool, config: Settings) -> str | None:
     """Why a new run fails at once: its conversation is full, or the budget is spent."""
     if conversation["run_count"] >= config.research_max_runs_per_conversation:
         return FailureCode.CONVERSATION_FULL
-    if tokens_used >= config.research_workspace_token_budget:
+    if budget_spent:
         return FailureCode.BUDGET_EXHAUSTED
     return None
 
@@ -285,9 +285,9 @@ class AskPlan:
 
 
 def _new_run(
-    asked: Asked, conversation: Conversation, tokens_used: int, now: datetime, config: Settings
+    asked: Asked, conversation: Conversation, budget_spent: bool, now: datetime, config: Settings
 ) -> Run:
-    refusal = _refusal(conversation, tokens_used, config)
+    refusal = _refusal(conversation, budget_spent, config)
     run: Run = {
         "workspace_id": asked.body["workspace_id"],
         "conversation_id": asked.body["conversation_id"],
@@ -316,7 +316,7 @@ def plan_ask(
     asked: Asked,
     conversation: Conversation,
     remembered: Remembered | None,
-    tokens_used: int,
+    budget_spent: bool,
     run_id: str,
     now: datetime,
     config: Settings,
@@ -328,7 +328,7 @@ def plan_ask(
         if remembered["request_hash"] != asked.body_hash:
             raise conflict("This Idempotency-Key was used with a different request.")
         return Replay(remembered["run_id"])
-    run = _new_run(asked, conversation, tokens_used, now, config)
+    run = _new_run(asked, conversation, budget_spent, now, config)
     slot: Slot | None = None
     if run["status"] == RunStatus.QUEUED:
         until = jobs.queue_deadline(run) + timedelta(seconds=config.research_lease_seconds)
@@ -371,7 +371,7 @@ def _unheld(slots: Iterable[Snapshot], now: datetime) -> list[Snapshot]:
 
 def _free_slot(
     first: list[firestore.DocumentSnapshot[Any]],
-    later: list[list[firestore.DocumentReference]],
+    later: Iterable[list[firestore.DocumentReference]],
     now: datetime,
 ) -> firestore.DocumentSnapshot[Any] | None:
     """A slot no run holds, chosen at random so that concurrent asks rarely pick the same
@@ -379,16 +379,16 @@ def _free_slot(
     commit, so a free one is usually among the first read; the later rounds are read one
     at a time until one holds a free slot."""
     free = _unheld(first, now)
-    for refs in later:
-        if free:
-            break
+    rounds = iter(later)
+    while not free and (refs := next(rounds, None)) is not None:
         free = _unheld(read_all(refs).values(), now)
     return random.choice(free) if free else None  # noqa: S311 - spreading, not a secret
 
 
 def ask(call: Call) -> Reply:
-    """Queue a run. One batched read (conversation, Idempotency-Key, active-run slots,
-    token counters) and one commit that holds only if none of what it changed changed
+    """Queue a run. One batched read (conversation, Idempotency-Key, active-run slots, the
+    ceilings of the workspace's token counters, the counters themselves only once those
+    reach the budget) and one commit that holds only if none of what it changed changed
     since: the run, a free slot, the conversation's run count and the key. A replayed key
     is answered from reads alone; asks lost to a concurrent one read again."""
     body = call.body_as(AskRequest)
@@ -401,10 +401,14 @@ def ask(call: Call) -> Reply:
     )
     conversation = store.conversation_ref(workspace_id, conversation_id)
     config = settings()
-    first_slots, *later_slots = store.slot_rounds(
-        workspace_id, config.research_max_active_runs_per_workspace
-    )
+    slots = store.slot_rounds(workspace_id, config.research_max_active_runs_per_workspace)
+    first_slots = slots.first
     spend = store.spend(workspace_id)
+    ceilings = spend.ceilings()
+    budget = config.research_workspace_token_budget
+    # Once the ceilings did not prove the budget unspent, planning again reads the shards
+    # in its first read: asks racing on a new workspace, or near its budget, plan often.
+    shards_too = False
 
     asked = Asked(
         body,
@@ -415,18 +419,22 @@ def ask(call: Call) -> Reply:
     )
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        refs = [conversation, *([key_ref] if key_ref else []), *first_slots, *spend.shards()]
+        nonlocal shards_too
+        shards = spend.shards() if shards_too else []
+        refs = [conversation, *([key_ref] if key_ref else []), *first_slots, ceilings, *shards]
         snapshots = read_all(refs)
         holder = snapshots[conversation.path]
         current = _live_conversation(holder)
         remembered = _remembered(snapshots[key_ref.path]) if key_ref else None
         now, run_id = utcnow(), new_uuid()
-        decided = plan_ask(asked, current, remembered, spend.used(snapshots), run_id, now, config)
+        shards_too = not spend.proven_unspent(snapshots[ceilings.path], budget)
+        spent = spend.exhausted(snapshots, budget)
+        decided = plan_ask(asked, current, remembered, spent, run_id, now, config)
         if isinstance(decided, Replay):
             return _replay(workspace_id, decided.run_id)
         run = decided.run
         if decided.slot is not None:
-            slot = _free_slot([snapshots[r.path] for r in first_slots], later_slots, now)
+            slot = _free_slot([snapshots[r.path] for r in first_slots], slots.later(), now)
             if slot is None:
                 raise _rate_limited()
             write_if_unchanged(batch, slot, writable(decided.slot))

@@ -2,6 +2,7 @@
 
 workspaces/{ws}/slots/{k}                         an active-run slot: its run, until when
 workspaces/{ws}/usage/{shard}                     `tokens_used`: Gemini tokens (shared.spend)
+workspaces/{ws}/usage/ceilings                    `shards`: a count each shard has not passed
 workspaces/{ws}/conversations/{c}                 title, revision, run_count, expires_at
 workspaces/{ws}/conversations/{c}/evidence/{e}    text, source, revision
 workspaces/{ws}/runs/{r}                          one run; the assistant message lives in it
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import firestore
@@ -80,14 +82,37 @@ def slot_ref(workspace_id: str, slot: str) -> firestore.DocumentReference:
     return document(WORKSPACES, workspace_id, SLOTS, slot)
 
 
-def slot_refs(workspace_id: str, count: int) -> list[firestore.DocumentReference]:
-    return [slot_ref(workspace_id, str(k)) for k in range(count)]
+@dataclass(frozen=True)
+class SlotRounds:
+    """A workspace's slots in a random order, in rounds: the first drawn at once, the later
+    ones only when asked for (with a limit of 1,000, building every slot's reference would
+    cost an ask a few milliseconds to read 8 of them)."""
+
+    workspace_id: str
+    count: int
+    drawn: tuple[int, ...]
+
+    @property
+    def first(self) -> list[firestore.DocumentReference]:
+        return self._refs(self.drawn)
+
+    def later(self) -> Iterator[list[firestore.DocumentReference]]:
+        """The next 64 slots, then the rest, in a random order, each round built as read."""
+        drawn = set(self.drawn)
+        rest = [k for k in range(self.count) if k not in drawn]
+        random.shuffle(rest)
+        ends = [end for end in itertools.accumulate(SLOT_ROUNDS[1:]) if end < len(rest)]
+        bounds = [0, *ends, len(rest)] if rest else [0]
+        for start, end in itertools.pairwise(bounds):
+            yield self._refs(rest[start:end])
+
+    def _refs(self, slots: Iterable[int]) -> list[firestore.DocumentReference]:
+        return [slot_ref(self.workspace_id, str(k)) for k in slots]
 
 
-def slot_rounds(workspace_id: str, count: int) -> list[list[firestore.DocumentReference]]:
-    order = random.sample(slot_refs(workspace_id, count), count)
-    ends = [end for end in itertools.accumulate(SLOT_ROUNDS) if end < count] + [count]
-    return [order[start:end] for start, end in itertools.pairwise([0, *ends])]
+def slot_rounds(workspace_id: str, count: int) -> SlotRounds:
+    drawn = random.sample(range(count), min(SLOT_ROUNDS[0], count))
+    return SlotRounds(workspace_id, count, tuple(drawn))
 
 
 def release_slot(

@@ -80,7 +80,7 @@ def claim(params: Mapping[str, str]) -> tuple[Claim, RunWork] | None:
             return None
         return {
             "conversation_revision": conversation["revision"],
-            "model_id": settings().gemini_model,
+            "model_id": settings().research_model,
         }
 
     claimed = jobs.claim(run_ref, lifecycle.LIFECYCLE, start)
@@ -88,15 +88,20 @@ def claim(params: Mapping[str, str]) -> tuple[Claim, RunWork] | None:
 
 
 def _preflight(run: Run) -> str | None:
-    """Why the run cannot start (access, budget), read in one round trip; None when it can."""
+    """Why the run cannot start (access, budget), read in one round trip; None when it can.
+    A run that can start gives each usage shard a ceiling first, if one has none, so that
+    its tokens count under it."""
     client = db()
     grant = asker_grant(run)
     spend = store.spend(run["workspace_id"])
-    snapshots = read_all([*grant.refs(client), *spend.shards()])
+    ceilings = spend.ceilings()
+    snapshots = read_all([*grant.refs(client), *spend.shards(), ceilings])
     if not grant.holds(snapshots, client):
         return FailureCode.ACCESS_CHANGED
-    if spend.used(snapshots) >= settings().research_workspace_token_budget:
+    budget = settings().research_workspace_token_budget
+    if spend.used(snapshots) >= budget:
         return FailureCode.BUDGET_EXHAUSTED
+    spend.keep_ceilings(snapshots[ceilings.path], budget)
     return None
 
 
@@ -125,6 +130,7 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
         outcome.failure = FailureCode.INPUT_TOO_LARGE
         return outcome
     reply = generate_json(
+        model=config.research_model,
         system=prompt.system,
         prompt=prompt.text,
         schema=gemini_answer_schema(),
@@ -171,6 +177,9 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
     cited = [store.evidence_ref(workspace_id, run["conversation_id"], e) for e in cited_evidence]
     grant_refs = asker_grant(run).refs(client) if outcome.answer else []
     usage: Changes = {"usage": outcome.usage.stored()}
+    tokens = outcome.usage.total
+    spend = store.spend(workspace_id)
+    counted = spend.ceiling_refs(run_id) if tokens else []
 
     def write(transaction: firestore.Transaction, current: Job, snapshots: Snapshots) -> str:
         store.release_own_slot(transaction, workspace_id, run)
@@ -208,12 +217,12 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
         )
         return RunStatus.COMPLETED
 
-    def count_tokens(transaction: firestore.Transaction) -> None:
-        store.spend(workspace_id).count(transaction, run_id, outcome.usage.total)
+    def count_tokens(transaction: firestore.Transaction, read: Snapshots) -> None:
+        budget = settings().research_workspace_token_budget
+        spend.count_under_ceiling(transaction, read, run_id, tokens, budget)
 
-    return jobs.settle(
-        claimed, write, usage, [conversation_ref, *grant_refs, *cited], always=count_tokens
-    )
+    refs = [conversation_ref, *grant_refs, *cited, *counted]
+    return jobs.settle(claimed, write, usage, refs, always_reading=count_tokens)
 
 
 def failed(_claimed: Claim, outcome: RunWork, code: str, error: GeminiError | None) -> RunWork:

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.counting import CallCounter
 from cli.gemini_stand_in import THOUGHTS_BY_LEVEL
 from shared.clients import db
-from shared.models import DEFAULT_MODEL
+from shared.models import ANSWER_MODEL
 from shared.validation import issues_for
 from tests.agentconnect.conftest import (
     AGENT,
@@ -56,8 +57,8 @@ def test_a_two_step_selection_falls_through_to_the_second_step_end_to_end(
     }
     assert body["answer"] == {"type": "choice", "value": "large", "probability": 0.7}
     assert body["reason"].startswith("rule 1 of step size")
-    assert (body["requestedModel"], body["actualModel"]) == (DEFAULT_MODEL, "gemini-test-002")
-    thinking = 2 * THOUGHTS_BY_LEVEL["LOW"]
+    assert (body["requestedModel"], body["actualModel"]) == (ANSWER_MODEL, "gemini-test-002")
+    thinking = 2 * THOUGHTS_BY_LEVEL["MINIMAL"]
     assert body["usage"] == {"inputTokens": 110, "outputTokens": 11 + thinking}
     assert body["latencyMs"] > 0
     assert body["detailsExpired"] is False
@@ -383,7 +384,7 @@ def test_raw_texts_are_the_exact_json_sent_to_and_received_from_gemini(
     assert body["rawRequest"]["truncated"] is body["rawResponse"]["truncated"] is False
     sent = json.loads(body["rawRequest"]["text"])
     assert sent["generationConfig"]["maxOutputTokens"] == 256 + 512
-    assert sent["generationConfig"]["thinkingConfig"] == {"thinking_level": "LOW"}
+    assert sent["generationConfig"]["thinkingConfig"] == {"thinking_level": "MINIMAL"}
     assert body["steps"][0]["rawRequest"] == body["rawRequest"]
     assert "test-key" not in json.dumps(body)
 
@@ -398,3 +399,19 @@ def test_raw_texts_are_cut_at_the_limit_and_say_so(
     for shown, wire in ((body["rawRequest"], exchange.raw), (body["rawResponse"], exchange.sent)):
         assert shown["truncated"] is True
         assert shown["text"] == wire.decode()[:100]
+
+
+def test_a_warm_evaluation_read_takes_its_selection_from_what_the_instance_kept(
+    configured: Connect, counter: CallCounter, configure: Configure
+) -> None:
+    """A selection version never changes, so the instance keeps the ones it read: the
+    first read of an evaluation reads its summary, details and version, the next only the
+    first two (the caller's token is remembered, as in production)."""
+    configure(AUTH_CACHE_SECONDS="60")
+    configured.world.gemini.answer_json(answer(value=True, probability=0.9))
+    seq = configured.start()["seq"]
+    first = configured.frozen(seq)
+    counter.clear()
+    assert configured.get(seq).json() == first
+    assert counter.reads == 2
+    assert first["question"] == first["steps"][-1]["question"]

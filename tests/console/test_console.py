@@ -438,7 +438,7 @@ def test_an_evaluation_shows_its_chain_of_steps_and_raw_texts(
         "permissionMode plan · fastMode true"
     )
     expect(steps.nth(1).locator(".provenance")).to_have_text(
-        "gemini-3.8-flash (version gemini-3.8-flash-001)"
+        "gemini-3.5-flash-lite (version gemini-3.5-flash-lite-001)"
     )
     expect(evaluation.locator("details", has_text="Raw response")).to_have_count(2)
     raw = steps.nth(1).locator("details", has_text="Raw response")

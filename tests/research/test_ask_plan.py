@@ -1,4 +1,4 @@
-"""An ask's decision, from the conversation, key and spend it read to the writes it plans."""
+"""An ask's decision, from the conversation, key and budget it read to the writes it plans."""
 
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ def planned(
     asked: Asked = ASKED,
     held: Conversation | None = None,
     remembered: Remembered | None = None,
-    tokens_used: int = 0,
+    spent: bool = False,
 ) -> AskPlan:
-    decided = plan_ask(asked, held or conversation(), remembered, tokens_used, "run-1", NOW, CONFIG)
+    decided = plan_ask(asked, held or conversation(), remembered, spent, "run-1", NOW, CONFIG)
     assert isinstance(decided, AskPlan)
     return decided
 
@@ -87,25 +87,25 @@ def test_a_full_conversation_fails_the_run_at_once_without_a_slot() -> None:
 
 
 def test_a_spent_budget_fails_the_run_at_once_without_a_slot() -> None:
-    plan = planned(tokens_used=1_000)
+    plan = planned(spent=True)
     assert (plan.run["status"], plan.run["failure_code"]) == ("failed", "budget_exhausted")
     assert plan.slot is None
-    assert planned(tokens_used=999).run["status"] == "queued"
+    assert planned(spent=False).run["status"] == "queued"
 
 
 def test_a_full_conversation_is_said_before_a_spent_budget() -> None:
-    plan = planned(held=conversation(run_count=3), tokens_used=1_000)
+    plan = planned(held=conversation(run_count=3), spent=True)
     assert plan.run["failure_code"] == "conversation_full"
 
 
 def test_a_remembered_key_replays_its_run_whatever_the_conversation_now_holds() -> None:
     remembered: Remembered = {"run_id": "run-0", "request_hash": "hash-1", "expires_at": NOW}
-    decided = plan_ask(ASKED, conversation(run_count=3), remembered, 5_000, "run-1", NOW, CONFIG)
+    decided = plan_ask(ASKED, conversation(run_count=3), remembered, True, "run-1", NOW, CONFIG)
     assert decided == Replay("run-0")
 
 
 def test_a_remembered_key_with_another_request_is_a_conflict() -> None:
     remembered: Remembered = {"run_id": "run-0", "request_hash": "other", "expires_at": NOW}
     with pytest.raises(ApiError, match="different request") as refused:
-        plan_ask(ASKED, conversation(), remembered, 0, "run-1", NOW, CONFIG)
+        plan_ask(ASKED, conversation(), remembered, False, "run-1", NOW, CONFIG)
     assert refused.value.code == ErrorCode.CONFLICT
