@@ -443,7 +443,8 @@ def _tokens(results: Results) -> list[str]:
     header = ("job", "tokens", "cached", "cost", "again: tokens", "cached", "cost")
     return _section(
         "Gemini tokens and cost per analysis",
-        f"`{tokens['model']}` at the prices read {tokens['prices_read']} "
+        ", ".join(f"{flow} on `{model}`" for flow, model in tokens["models"].items())
+        + f" at the prices read {tokens['prices_read']} "
         "(`benchmarks/prices.json`); the local development model answers, so the output side "
         "is small and thinking is the stand-in's 128 tokens at LOW. *Again* is a research "
         "question asked again over the same evidence, whose whole prompt but the question is "
