@@ -110,6 +110,15 @@ def _analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
     }
 
 
+def _ended(seed: Seed, session: str, day: int, body: Any) -> tuple[str, dict[str, int]]:
+    """A 1,000-event session logged on day `day` of November and ended with `body`: the
+    analysis its end queued, and what the end request read and wrote."""
+    _ingested(seed, session, datetime(2026, 11, day, tzinfo=UTC))
+    path = f"/projects/{seed.project_small}/sessions/{session}/end"
+    ended, documents = _counted_call(seed, "psychologist_session_end", path, body)
+    return ended["analysisId"], documents
+
+
 def _session_end(seed: Seed, gemini: Any) -> dict[str, Any]:
     """A 1,000-event session ended normally: the end request, then its count of the log
     (signals into outcome records, no model)."""
@@ -117,14 +126,8 @@ def _session_end(seed: Seed, gemini: Any) -> dict[str, Any]:
     from shared import jobs
 
     project = seed.project_small
-    _ingested(seed, "JOBCOSTEND", datetime(2026, 11, 8, tzinfo=UTC))
-    ended, documents = _counted_call(
-        seed,
-        "psychologist_session_end",
-        f"/projects/{project}/sessions/JOBCOSTEND/end",
-        {"state": "closed"},
-    )
-    params = {"projectId": project, "analysisId": ended["analysisId"]}
+    analysis_id, documents = _ended(seed, "JOBCOSTEND", 8, {"state": "closed"})
+    params = {"projectId": project, "analysisId": analysis_id}
     return {
         "events": ANALYSED_EVENTS,
         **_counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench")),
@@ -139,16 +142,11 @@ def _batched_analysis(seed: Seed, gemini: Any) -> dict[str, Any]:
     from shared import jobs
 
     project = seed.project_small
-    _ingested(seed, "JOBCOSTBATCH", datetime(2026, 11, 9, tzinfo=UTC))
-    ended, documents = _counted_call(
-        seed,
-        "psychologist_session_end",
-        f"/projects/{project}/sessions/JOBCOSTBATCH/end",
-        {"state": "closed_abnormally", "cause": "crash"},
-    )
-    params = {"projectId": project, "analysisId": ended["analysisId"]}
+    abnormal = {"state": "closed_abnormally", "cause": "crash"}
+    analysis_id, documents = _ended(seed, "JOBCOSTBATCH", 9, abnormal)
+    params = {"projectId": project, "analysisId": analysis_id}
     submitted = _counted(gemini, lambda: jobs.process(worker.WORKER, params, "bench"))
-    analysis = store.analysis_ref(project, ended["analysisId"])
+    analysis = store.analysis_ref(project, analysis_id)
     finished = _counted(gemini, lambda: batch.poll(analysis))
     return {
         "events": ANALYSED_EVENTS,
