@@ -76,7 +76,9 @@ LOCKS = ((LOCK, ()), (TEST_LOCK, ("test",)))
 """Each lock file and the extras it adds to the runtime dependencies."""
 
 
-def _compiled(extras: tuple[str, ...]) -> str:
+def _compiled(lock: Path, extras: tuple[str, ...]) -> str:
+    """The lock compiled anew; uv keeps the pins it already holds where they still fit
+    (it reads its output file first), so adding a dependency moves nothing else."""
     uv = Path(sys.executable).with_name("uv")
     command = [
         str(uv),
@@ -88,10 +90,13 @@ def _compiled(extras: tuple[str, ...]) -> str:
         "--python-platform=x86_64-manylinux_2_28",
         "--no-header",
         "--quiet",
+        "--output-file",
+        str(lock),
     ]
     for extra in extras:
         command += ["--extra", extra, "--constraint", str(LOCK)]
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    subprocess.run(command, capture_output=True, text=True, check=True)
+    return lock.read_text()
 
 
 def write(check: bool = False) -> int:
@@ -108,6 +113,6 @@ def write(check: bool = False) -> int:
             "# Regenerate with `make lock` after changing pyproject.toml's dependencies.\n"
             f"{DIGEST_PREFIX}{dependencies_digest(PYPROJECT, extras)}\n"
         )
-        lock.write_text(header + _compiled(extras))
+        lock.write_text(header + _compiled(lock, extras))
         print(f"wrote {lock}")
     return 0

@@ -235,7 +235,23 @@ def _operation(entry: RestEntry, operation: Operation, used: set[str]) -> dict[s
             "required": True,
             "content": _json_content(operation.request_schema, used),
         }
+    if operation.codec:
+        _otlp_bodies(spec)
     return spec
+
+
+def _otlp_bodies(spec: dict[str, Any]) -> None:
+    """An operation with a codec speaks OTLP/HTTP: protobuf or OTLP/JSON in, the same out."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    spec["requestBody"] = {
+        "required": True,
+        "description": "An ExportTraceServiceRequest (opentelemetry-proto), optionally gzip",
+        "content": {
+            "application/x-protobuf": binary,
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+    spec["responses"]["200"]["content"]["application/x-protobuf"] = binary
 
 
 def build() -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from functions.registry import Operation, rest_entry
 from shared.auth import SESSION_AUDIENCE_CLASSES, USER_CLASSES
-from shared.http import Authorizer, Call, Endpoint, Reply, Route, default_authorizer
+from shared.http import Authorizer, Call, Codec, Endpoint, Reply, Route, default_authorizer
 
 Handler = Callable[[Call], Reply]
 
@@ -56,12 +56,23 @@ def authorizer(operation: Operation) -> Authorizer:
     return function
 
 
+def codec(operation: Operation) -> Codec | None:
+    """The operation's codec when its wire format is not JSON."""
+    if operation.codec is None:
+        return None
+    found: Codec = _imported(operation.codec)
+    return found
+
+
 def routes(name: str) -> dict[str, Route]:
-    """Every method of the REST entry `name`, each with its endpoint, handler and
-    authorizer: what its entry module serves, their modules imported now."""
+    """Every method of the REST entry `name`, each with its endpoint, handler, authorizer
+    and codec: what its entry module serves, their modules imported now."""
     return {
         operation.method: Route(
-            endpoint(name, operation.method), handler(operation), authorizer(operation)
+            endpoint(name, operation.method),
+            handler(operation),
+            authorizer(operation),
+            codec(operation),
         )
         for operation in rest_entry(name).operations
     }

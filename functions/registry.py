@@ -68,6 +68,8 @@ class Operation:
     """The response header that carries the next page's token, for a paged list."""
     mcp: McpTool | None = None
     """Set when the MCP server serves it as a tool."""
+    codec: str | None = None
+    """Set when its body and answers are not JSON: the `shared.http.Codec`, `module:name`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +145,7 @@ def _operation(declared: dict[str, Any], entry_summary: str, api: str) -> Operat
             "summary": declared.get("summary") or entry_summary,
             "handler": _in_api(api, declared["handler"]),
             "audience": _in_api(api, declared.get("audience")),
+            "codec": _in_api(api, declared.get("codec")),
             "errors": tuple(declared.get("errors", ())),
             "headers": tuple(declared.get("headers", ())),
             "mcp": McpTool(**mcp) if mcp else None,
@@ -251,5 +254,5 @@ def error_statuses(operation: Operation) -> tuple[int, ...]:
     """Every error status an operation may answer: validation, auth, an unknown resource,
     a wrong method, a fault, Firestore unavailable; too large or wrong content type when
     it takes a body; and its own (409 conflicts, 429 limits)."""
-    body = BODY_ERRORS if operation.request_schema else ()
+    body = BODY_ERRORS if operation.request_schema or operation.codec else ()
     return tuple(sorted({*COMMON_ERRORS, *body, *operation.errors}))

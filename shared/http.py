@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import time
 import traceback
+import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import flask
 from werkzeug.datastructures import Headers
@@ -72,6 +73,8 @@ class Call:
     params: JsonObject
     """Path and query parameters as validated; read them typed through `params_as`."""
     headers: Headers
+    decoded: object = None
+    """What a `Codec` decoded of a body that is not JSON (else None)."""
 
     def body_as(self, kind: type[Validated]) -> Validated:
         """The body as its request schema's TypedDict (see `validated_as`)."""
@@ -91,6 +94,27 @@ class Reply:
 
 Authorizer = Callable[[auth.Principal, Endpoint, str, JsonObject], None]
 """(principal, endpoint, tenant id, path and query parameters): raise unless allowed."""
+
+
+class Codec(Protocol):
+    """How an operation whose wire format is not ours (OTLP) reads its body and writes its
+    answers, in the media type the request came in. The boundary reads the body (size,
+    `Content-Encoding: gzip`) and has it decoded before any token lookup or read."""
+
+    media_types: tuple[str, ...]
+    max_decoded_bytes: int
+
+    def decode(self, raw: bytes, media_type: str) -> object:
+        """The body as the operation reads it; raises `ApiError` (400) when it does not decode."""
+        ...
+
+    def encode(self, body: Any, media_type: str) -> bytes:
+        """A successful reply's body."""
+        ...
+
+    def encode_error(self, error: ApiError, request_id: str, media_type: str) -> bytes:
+        """An error's body."""
+        ...
 
 
 def werkzeug_rule(route: str) -> str:
@@ -121,14 +145,18 @@ def request_id_of(request: flask.Request) -> str:
     return supplied if _REQUEST_ID.match(supplied) else new_uuid()
 
 
-def _read_json_body(request: flask.Request) -> JsonObject:
-    if request.mimetype != "application/json":
-        raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
+def _check_charset(request: flask.Request) -> None:
     charset = request.mimetype_params.get("charset", "utf-8").lower()
     if charset not in ("utf-8", "utf8"):
         raise ApiError(
             ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be UTF-8 (RFC 8259), not " + charset
         )
+
+
+def _read_json_body(request: flask.Request) -> JsonObject:
+    if request.mimetype != "application/json":
+        raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
+    _check_charset(request)
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
     raw = request.stream.read(MAX_BODY_BYTES + 1)
@@ -145,6 +173,51 @@ def _read_json_body(request: flask.Request) -> JsonObject:
             issues=[{"path": [], "message": "Expected object", "code": "invalid_type"}],
         )
     return body
+
+
+def _read_raw_body(request: flask.Request, limit: int) -> bytes:
+    """The body as sent, then inflated when `Content-Encoding: gzip`; 413 past either limit."""
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    raw = request.stream.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding == "identity":
+        return raw
+    if encoding != "gzip":
+        raise ApiError(
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            f"Content-Encoding {encoding} is not gzip or identity.",
+        )
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        inflated = inflater.decompress(raw, limit + 1)
+    except zlib.error:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "The body is not valid gzip.") from None
+    if len(inflated) > limit:
+        raise ApiError(
+            ErrorCode.PAYLOAD_TOO_LARGE, f"The body inflates to more than {limit} bytes."
+        )
+    if not inflater.eof:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "The gzip body is cut short.")
+    return inflated
+
+
+def codec_media_type(request: flask.Request, codec: Codec) -> str:
+    """The media type a codec's operation answers in: the request's when it is one of the
+    codec's, else its first."""
+    return request.mimetype if request.mimetype in codec.media_types else codec.media_types[0]
+
+
+def _decoded_body(request: flask.Request, codec: Codec) -> object:
+    if request.mimetype not in codec.media_types:
+        raise ApiError(
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            "The body must be " + " or ".join(codec.media_types) + ".",
+        )
+    _check_charset(request)
+    return codec.decode(_read_raw_body(request, codec.max_decoded_bytes), request.mimetype)
 
 
 def _coerce_params(raw: dict[str, str], schema_name: str) -> JsonObject:
@@ -196,13 +269,17 @@ def default_authorizer(
     )
 
 
-def _prepare(
-    request: flask.Request, endpoint: Endpoint, request_id: str, authorizer: Authorizer
-) -> Call:
-    body = _read_json_body(request) if endpoint.method in ("POST", "PUT") else {}
+def _prepare(request: flask.Request, route: Route, request_id: str) -> Call:
+    endpoint = route.endpoint
+    decoded = None if route.codec is None else _decoded_body(request, route.codec)
+    reads_json = route.codec is None and endpoint.method in ("POST", "PUT")
+    body = _read_json_body(request) if reads_json else {}
     params = _params(request, endpoint)
     token = auth.bearer_token(request.headers.get("Authorization"))
-    return checked_call(endpoint, authorizer, token, body, params, request_id, request.headers)
+    call = checked_call(
+        endpoint, route.authorizer, token, body, params, request_id, request.headers
+    )
+    return call if decoded is None else replace(call, decoded=decoded)
 
 
 def checked_call(
@@ -245,6 +322,8 @@ class Route:
     endpoint: Endpoint
     handler: Callable[[Call], Reply]
     authorizer: Authorizer
+    codec: Codec | None = None
+    """Set when the body and answers are not JSON (see `Codec`)."""
 
 
 def _route_for(request: flask.Request, routes: dict[str, Route]) -> Route:
@@ -264,9 +343,12 @@ def handle_methods(request: flask.Request, routes: dict[str, Route]) -> flask.Re
 
     def produce(request_id: str) -> Reply:
         route = _route_for(request, routes)
-        return route.handler(_prepare(request, route.endpoint, request_id, route.authorizer))
+        return route.handler(_prepare(request, route, request_id))
 
-    return _respond(request, produce)
+    codec = next((route.codec for route in routes.values() if route.codec is not None), None)
+    if codec is None:
+        return _respond(request, produce)
+    return _respond(request, produce, _codec_writer(codec, codec_media_type(request, codec)))
 
 
 def handle_scheduled(request: flask.Request, job: Callable[[str], Reply]) -> flask.Response:
@@ -284,27 +366,52 @@ def handle_scheduled(request: flask.Request, job: Callable[[str], Reply]) -> fla
     return _respond(request, produce)
 
 
-def _respond(request: flask.Request, produce: Callable[[str], Reply]) -> flask.Response:
+Writer = Callable[[Reply | ApiError, str], flask.Response]
+"""(a reply or an error, the request id): the response on the wire."""
+
+
+def _json_writer(outcome: Reply | ApiError, request_id: str) -> flask.Response:
+    if isinstance(outcome, ApiError):
+        return _json_response(outcome.body(request_id), outcome.status, outcome.headers)
+    return _json_response(outcome.body, outcome.status, outcome.headers)
+
+
+def _codec_writer(codec: Codec, media_type: str) -> Writer:
+    def write(outcome: Reply | ApiError, request_id: str) -> flask.Response:
+        if isinstance(outcome, ApiError):
+            data = codec.encode_error(outcome, request_id, media_type)
+            status, headers = int(outcome.status), outcome.headers
+        else:
+            data = codec.encode(outcome.body, media_type)
+            status, headers = outcome.status, outcome.headers
+        response = flask.Response(data, status=status, mimetype=media_type)
+        response.headers.update(headers)
+        return response
+
+    return write
+
+
+def _respond(
+    request: flask.Request, produce: Callable[[str], Reply], write: Writer = _json_writer
+) -> flask.Response:
     request_id = request_id_of(request)
     trace = logs.trace_of(
         request.headers.get("X-Cloud-Trace-Context"), request.headers.get("traceparent")
     )
     with logs.scope(request_id=request_id, **trace):
-        return _respond_in_scope(request, request_id, produce)
+        return _respond_in_scope(request, request_id, produce, write)
 
 
 def _respond_in_scope(
-    request: flask.Request, request_id: str, produce: Callable[[str], Reply]
+    request: flask.Request, request_id: str, produce: Callable[[str], Reply], write: Writer
 ) -> flask.Response:
     started = time.perf_counter()
     try:
-        reply = produce(request_id)
-        response = _json_response(reply.body, reply.status, reply.headers)
+        response = write(produce(request_id), request_id)
     except ApiError as error:
-        response = _json_response(error.body(request_id), error.status, error.headers)
+        response = write(error, request_id)
     except Exception as error:  # noqa: BLE001 - the one place where unknown faults become `internal`
-        known = as_api_error(error)
-        response = _json_response(known.body(request_id), known.status, known.headers)
+        response = write(as_api_error(error), request_id)
     response.headers["x-request-id"] = request_id
     log_request(request, response.status_code, started)
     return response

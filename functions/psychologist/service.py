@@ -158,11 +158,9 @@ def plan_ingest(
     interval: timedelta,
 ) -> IngestPlan:
     """A batch's decision from the session and what the event index holds of its events
-    (by event id, None when absent): an ended session takes no more events; an event
-    indexed and not expired is a duplicate when its body is the same and a conflict when
-    it is not; an expired one is received anew."""
-    if current is not None and current["state"] != SessionState.OPEN:
-        raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
+    (by event id, None when absent): an event indexed and not expired is a duplicate when
+    its body is the same and a conflict when it is not; an expired one is received anew;
+    an ended session takes no new event (a replayed batch is still answered)."""
     fresh: list[Event] = []
     duplicates = repeats
     for event_id, event in batch.items():
@@ -173,6 +171,8 @@ def plan_ingest(
             duplicates += 1
         else:
             raise conflict(f"Event {event_id} was already received with a different body.")
+    if fresh and current is not None and current["state"] != SessionState.OPEN:
+        raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
     return IngestPlan(fresh, duplicates, _session_write(current, fresh, now, interval))
 
 
@@ -197,20 +197,25 @@ def _read_index(
 
 
 def ingest_events(call: Call) -> Reply:
-    """Store a batch of events, each once, in one batched read (the session and its index
-    head) and one commit: the new events in chunks, their entries in the index head, and
-    the batch counted on the session by server-side transforms. The head is written only
-    if it is still as read, so overlapping batches into one session take turns: a batch
-    that lost its turn reads again and counts what the other stored as duplicates."""
     params, events = call.params_as(SessionParams), call.body_as(EventsRequest)["events"]
-    project_id, session_id = params["projectId"], params["sessionId"]
     _check_data_sizes(events)
+    accepted, duplicates = ingest(params["projectId"], params["sessionId"], events)
+    return Reply({"accepted": accepted, "duplicates": duplicates})
+
+
+def ingest(project_id: str, session_id: str, events: list[Event]) -> tuple[int, int]:
+    """Store a batch of at most 500 valid events, each once, in one batched read (the
+    session and its index head) and one commit: the new events in chunks, their entries
+    in the index head, and the batch counted on the session by server-side transforms.
+    The head is written only if it is still as read, so overlapping batches into one
+    session take turns: a batch that lost its turn reads again and counts what the other
+    stored as duplicates. (accepted, duplicates)."""
     batch, repeats = _unique_in_batch(events)
     session = store.session_ref(project_id, session_id)
     head_ref = store.index_head(project_id, session_id)
     retention = timedelta(hours=settings().psychologist_event_retention_hours)
 
-    def plan(writes: firestore.WriteBatch) -> Reply:
+    def plan(writes: firestore.WriteBatch) -> tuple[int, int]:
         snapshots = read_all([session, head_ref])
         held, head_read = snapshots[session.path], snapshots[head_ref.path]
         head = data_as(head_read, IndexHead)
@@ -225,7 +230,7 @@ def ingest_events(call: Call) -> Reply:
             heartbeat_interval(),
         )
         if not decided.fresh:
-            return Reply({"accepted": 0, "duplicates": decided.duplicates})
+            return 0, decided.duplicates
         expires = now + retention
         added = _store_chunks(writes, project_id, session_id, decided.fresh, expires)
         index = plan_index(head, added, now, expires)
@@ -238,7 +243,7 @@ def ingest_events(call: Call) -> Reply:
             writes.create(session, decided.session.changes)
         elif decided.session is not None:
             writes.update(session, decided.session.changes)
-        return Reply({"accepted": len(decided.fresh), "duplicates": decided.duplicates})
+        return len(decided.fresh), decided.duplicates
 
     return commit_if_unchanged(plan)
 
@@ -360,19 +365,35 @@ def end_session(call: Call) -> Reply:
     state, cause = body["state"], body.get("cause")
     if state == SessionState.CLOSED_ABNORMALLY and cause is None:
         cause = "reported_abnormal"
+    ended = end(project_id, session_id, state, cause)
+    if ended.state_before != SessionState.OPEN:
+        raise conflict(f"The session has already ended ({ended.state_before}).")
+    logs.bind(analysis_id=ended.session.get("analysis_id"))
+    return Reply(session_view(project_id, session_id, ended.session))
+
+
+@dataclass(frozen=True)
+class Ended:
+    session: Session
+    state_before: str
+    """OPEN when this call ended it."""
+
+
+def end(project_id: str, session_id: str, state: str, cause: str | None) -> Ended:
+    """End the session when it is open (404 when it does not exist); an ended session is
+    left as it is."""
     session = store.session_ref(project_id, session_id)
 
-    def apply(transaction: firestore.Transaction) -> Session:
+    def apply(transaction: firestore.Transaction) -> Ended:
         current = read_as(session, Session, transaction)
         if current is None:
             raise not_found("The session")
         if current["state"] != SessionState.OPEN:
-            raise conflict(f"The session has already ended ({current['state']}).")
-        return close_session(transaction, project_id, session_id, state, cause, current)
+            return Ended(current, current["state"])
+        closed = close_session(transaction, project_id, session_id, state, cause, current)
+        return Ended(closed, SessionState.OPEN)
 
-    ended = transact(apply)
-    logs.bind(analysis_id=ended.get("analysis_id"))
-    return Reply(session_view(project_id, session_id, ended))
+    return transact(apply)
 
 
 def sweep_stale() -> tuple[list[str], list[str]]:

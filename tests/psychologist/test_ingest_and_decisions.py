@@ -99,11 +99,17 @@ def test_a_malformed_event_is_refused_with_its_path(
     assert path in [issue["path"] for issue in reply.json()["issues"]]
 
 
-def test_an_ended_session_takes_no_more_events(psy: Psychologist) -> None:
+def test_an_ended_session_takes_no_new_event_but_answers_a_replayed_batch(
+    psy: Psychologist,
+) -> None:
+    """A new event for an ended session is 409; a batch it already holds, sent again (an
+    exporter's retry), is answered as duplicates."""
     log = Log()
-    psy.ingest(SESSION, [log.add("dev-api", "message")])
+    first = [log.add("dev-api", "message")]
+    psy.ingest(SESSION, first)
     psy.end(SESSION, "closed")
     assert psy.ingest(SESSION, [log.add("dev-api", "message")]).status_code == 409
+    assert psy.ingest(SESSION, first).json() == {"accepted": 0, "duplicates": 1}
 
 
 def test_ingest_needs_member_and_the_psychologist_capability(psy: Psychologist) -> None:

@@ -1,0 +1,306 @@
+"""OpenTelemetry traces into the Psychologist: the SDK's own OTLP/HTTP exporters (protobuf
+and JSON) send an agent run's GenAI spans, which become one session's events."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import requests
+from google.protobuf import json_format
+from google.rpc import code_pb2, status_pb2
+from opentelemetry.exporter.otlp.json.http.trace_exporter import (
+    OTLPSpanExporter as JsonSpanExporter,
+)
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
+
+from functions.psychologist import store
+from functions.psychologist.spans import event_id
+from shared.validation import issues_for
+from tests.api import document
+from tests.psychologist.conftest import Psychologist, hypothesis
+
+CONVERSATION = "conv-trip-42"
+
+
+def agent_run(failing: bool, conversation: str = CONVERSATION) -> list[ReadableSpan]:
+    """An agent run as GenAI-instrumented code records it: the agent span, a model call
+    and three calls of a tool that fails each time; the agent span ends in error when
+    `failing`."""
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "travel-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    tracer = provider.get_tracer("agent")
+    common = {"gen_ai.conversation.id": conversation, "gen_ai.agent.name": "trip-planner"}
+    with tracer.start_as_current_span(
+        "invoke_agent trip-planner",
+        attributes={**common, "gen_ai.operation.name": "invoke_agent"},
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as root:
+        with tracer.start_as_current_span(
+            "chat gemini-3.8-flash",
+            attributes={
+                **common,
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gemini-3.8-flash",
+                "gen_ai.usage.input_tokens": 812,
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": "Book Lisbon"}]}]
+                ),
+                "http.url": "https://example.invalid/chat",
+            },
+        ):
+            pass
+        for _ in range(3):
+            with tracer.start_as_current_span(
+                "execute_tool search_flights",
+                attributes={
+                    **common,
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "search_flights",
+                },
+            ) as tool:
+                tool.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+        if failing:
+            root.set_status(Status(StatusCode.ERROR, "gave up after the tool failed"))
+    provider.shutdown()
+    return list(spans.get_finished_spans())
+
+
+def exporter(psy: Psychologist, kind: str, token: str | None = None) -> SpanExporter:
+    endpoint = f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces"
+    headers = {"Authorization": f"Bearer {token or psy.member}"}
+    if kind == "json":
+        return JsonSpanExporter(endpoint=endpoint, headers=headers, timeout=10)
+    compression = Compression.Gzip if kind == "protobuf+gzip" else Compression.NoCompression
+    return OTLPSpanExporter(endpoint=endpoint, headers=headers, compression=compression, timeout=10)
+
+
+def export(psy: Psychologist, spans: Sequence[ReadableSpan], kind: str) -> SpanExportResult:
+    sender = exporter(psy, kind)
+    try:
+        return sender.export(spans)
+    finally:
+        sender.shutdown()
+
+
+def stored_events(psy: Psychologist, session: str, ids: list[str]) -> list[dict[str, Any]]:
+    reply = psy.api.call(
+        "GET", psy.path(f"/sessions/{session}/events?ids={','.join(ids)}"), token=psy.viewer
+    )
+    assert reply.status_code == 200, reply.text
+    events: list[dict[str, Any]] = reply.json()["events"]
+    return events
+
+
+def span_ids(spans: Sequence[ReadableSpan]) -> list[str]:
+    ids = []
+    for span in spans:
+        assert span.context is not None
+        assert span.end_time is not None
+        ended = datetime.fromtimestamp(span.end_time / 1e9, UTC)
+        ids.append(
+            event_id(
+                span.context.trace_id.to_bytes(16, "big"),
+                span.context.span_id.to_bytes(8, "big"),
+                ended,
+            )
+        )
+    return ids
+
+
+@pytest.mark.parametrize("kind", ["protobuf", "protobuf+gzip", "json"])
+def test_the_sdk_exporter_lands_every_span_of_a_run_as_events_of_one_session_once(
+    psy: Psychologist, kind: str
+) -> None:
+    """The OpenTelemetry SDK's exporter, pointed at the endpoint with a bearer header,
+    stores the five spans of a run as five events of the conversation's session, typed
+    from their GenAI operation, with the span they came from; its root agent span ending
+    OK ends the session normally; the same export again stores nothing more."""
+    spans = agent_run(failing=False)
+    assert export(psy, spans, kind) == SpanExportResult.SUCCESS
+    session = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
+    assert session["event_count"] == 5
+    assert session["agents"] == ["trip-planner"]
+    assert session["state"] == "closed"
+
+    events = stored_events(psy, CONVERSATION, span_ids(spans))
+    assert sorted(event["type"] for event in events) == [
+        "agent.invoke",
+        "model.chat",
+        "tool.error",
+        "tool.error",
+        "tool.error",
+    ]
+    chat = next(event for event in events if event["type"] == "model.chat")
+    assert chat["data"]["attributes"]["gen_ai.usage.input_tokens"] == 812
+    assert "Book Lisbon" in chat["data"]["attributes"]["gen_ai.input.messages"]
+    assert "http.url" not in chat["data"]["attributes"]
+    assert chat["data"]["droppedAttributes"] == 1
+    tool = next(event for event in events if event["type"] == "tool.error")
+    assert (tool["data"]["tool"], tool["data"]["error"]) == ("search_flights", "upstream timeout")
+    root = next(event for event in events if event["type"] == "agent.invoke")
+    assert tool["data"]["span"]["parentSpanId"] == root["data"]["span"]["spanId"]
+    assert {event["taskId"] for event in events} == {root["data"]["span"]["traceId"]}
+
+    assert export(psy, spans, kind) == SpanExportResult.SUCCESS
+    resent = _post(psy, encode_spans(spans).SerializeToString(), "application/x-protobuf")
+    assert ExportTraceServiceResponse.FromString(resent.content) == ExportTraceServiceResponse()
+    again = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
+    assert again["event_count"] == 5
+    assert again["state"] == "closed"
+
+
+def test_an_errored_root_span_ends_the_session_abnormally_and_hypotheses_cite_the_spans(
+    psy: Psychologist,
+) -> None:
+    """An agent span ending in error ends its session abnormally, which queues an
+    analysis; the hypothesis citing the failing tool spans' events is stored and listed."""
+    spans = agent_run(failing=True)
+    tool_ids = [
+        event
+        for event, span in zip(span_ids(spans), spans, strict=True)
+        if span.name.startswith("execute_tool")
+    ]
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("trip-planner", tool_ids)]})
+    assert export(psy, spans, "protobuf") == SpanExportResult.SUCCESS
+
+    session = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
+    assert (session["state"], session["cause"]) == ("closed_abnormally", "agent_span_error")
+    analysis = psy.settled(session["analysis_id"])
+    assert analysis["status"] == "completed", analysis
+    listed = psy.hypotheses(sessionId=CONVERSATION).json()
+    assert [item["evidenceEventIds"] for item in listed] == [tool_ids]
+
+
+def _post(psy: Psychologist, body: bytes, content_type: str, **headers: str) -> requests.Response:
+    return requests.post(
+        f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces",
+        data=body,
+        headers={"Content-Type": content_type, "Authorization": f"Bearer {psy.member}", **headers},
+        timeout=30,
+    )
+
+
+def _sessions(psy: Psychologist) -> list[str]:
+    return [ref.id for ref in store.session_ref(psy.project, "any").parent.list_documents()]
+
+
+def test_a_body_that_does_not_decode_gets_400_in_its_encoding_and_stores_nothing(
+    psy: Psychologist,
+) -> None:
+    """Garbage protobuf gets a 400 with a protobuf `google.rpc.Status`; broken JSON and
+    a span id that is not hex get the JSON error body; nothing is stored."""
+    garbage = _post(psy, b"\xff\xff\xff\xff", "application/x-protobuf")
+    assert garbage.status_code == 400
+    status = status_pb2.Status.FromString(garbage.content)
+    assert status.code == code_pb2.INVALID_ARGUMENT
+    assert "not an OTLP trace export" in status.message
+
+    broken = _post(psy, b'{"resourceSpans": [', "application/json")
+    assert broken.status_code == 400
+    assert broken.json()["code"] == "invalid_request"
+    not_hex = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"01"}]}]}]}'
+    assert _post(psy, not_hex, "application/json").status_code == 400
+    assert _post(psy, b"{}", "text/plain").status_code == 415
+    assert _sessions(psy) == []
+
+
+def test_an_oversized_or_bomb_body_gets_413_and_stores_nothing(psy: Psychologist) -> None:
+    """A body over 1 MiB, and a gzip body that inflates past the limit, get 413."""
+    assert _post(psy, b"\x00" * (1024 * 1024 + 1), "application/x-protobuf").status_code == 413
+    bomb = gzip.compress(b"\x00" * (9 * 1024 * 1024))
+    reply = _post(psy, bomb, "application/x-protobuf", **{"Content-Encoding": "gzip"})
+    assert reply.status_code == 413
+    assert status_pb2.Status.FromString(reply.content).code == code_pb2.RESOURCE_EXHAUSTED
+    assert (
+        _post(psy, b"not gzip", "application/json", **{"Content-Encoding": "gzip"}).status_code
+        == 400
+    )
+    assert _sessions(psy) == []
+
+
+def test_spans_that_cannot_be_events_are_reported_in_partial_success(psy: Psychologist) -> None:
+    """A span without an agent name or service name, and one without an end time, are
+    refused and counted in `partial_success` with why; the others are stored."""
+    body = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": []},
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "spanId": "eee19b7ec3c1b174",
+                                "name": "anonymous",
+                                "startTimeUnixNano": "1764666000000000000",
+                                "endTimeUnixNano": "1764666001000000000",
+                            },
+                            {
+                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "spanId": "eee19b7ec3c1b175",
+                                "name": "named",
+                                "attributes": [
+                                    {"key": "gen_ai.agent.name", "value": {"stringValue": "a1"}}
+                                ],
+                                "startTimeUnixNano": "1764666000000000000",
+                                "endTimeUnixNano": "1764666001000000000",
+                            },
+                            {
+                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "spanId": "eee19b7ec3c1b176",
+                                "name": "unended",
+                                "attributes": [
+                                    {"key": "gen_ai.agent.name", "value": {"stringValue": "a1"}}
+                                ],
+                                "startTimeUnixNano": "1764666000000000000",
+                            },
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    reply = _post(psy, json.dumps(body).encode(), "application/json")
+    assert reply.status_code == 200, reply.text
+    answer = reply.json()
+    assert issues_for("psychologist/otlp_traces.response", answer) == []
+    assert answer["partialSuccess"]["rejectedSpans"] == "2"
+    assert "no gen_ai.agent.name and no service.name" in answer["partialSuccess"]["errorMessage"]
+    assert "no end time" in answer["partialSuccess"]["errorMessage"]
+    session = document(f"projects/{psy.project}/sessions/5b8efff798038103d269b633813fc60c")
+    assert session["event_count"] == 1
+
+    as_protobuf = json_format.ParseDict({"resourceSpans": []}, ExportTraceServiceRequest())
+    empty = _post(psy, as_protobuf.SerializeToString(), "application/x-protobuf")
+    assert empty.status_code == 200
+    assert empty.headers["Content-Type"] == "application/x-protobuf"
+    assert ExportTraceServiceResponse.FromString(empty.content) == ExportTraceServiceResponse()
+
+
+def test_an_export_without_a_valid_token_is_refused_and_stores_nothing(psy: Psychologist) -> None:
+    """The exporter's bearer header is checked as on every operation: a viewer's token is
+    403 and the SDK reports the export as failed."""
+    sender = exporter(psy, "protobuf", token=psy.viewer)
+    try:
+        assert sender.export(agent_run(failing=False)) == SpanExportResult.FAILURE
+    finally:
+        sender.shutdown()
+    assert _sessions(psy) == []
