@@ -195,6 +195,67 @@ def ingest_per_event(seed: Seed) -> dict[str, Any]:
     }
 
 
+def _span_export(start: datetime, first: int, count: int) -> bytes:
+    """An OTLP protobuf export of `count` tool spans of one conversation, from `first`."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    spans = resource_spans.scope_spans.add().spans
+    base = int(start.timestamp() * 1e9)
+    attributes = {
+        "gen_ai.conversation.id": "PERSPAN",
+        "gen_ai.agent.name": "bench-agent",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "search",
+    }
+    for number in range(first, first + count):
+        spans.add(
+            trace_id=b"\x01" * 16,
+            span_id=(number + 1).to_bytes(8, "big"),
+            parent_span_id=b"\x02" * 8,
+            name="execute_tool search",
+            start_time_unix_nano=base + number * 1_000_000_000,
+            end_time_unix_nano=base + number * 1_000_000_000 + 400_000_000,
+            attributes=[
+                KeyValue(key=key, value=AnyValue(string_value=value))
+                for key, value in attributes.items()
+            ],
+        )
+    return bytes(request.SerializeToString())
+
+
+def ingest_per_span(seed: Seed) -> dict[str, Any]:
+    """The same as `ingest_per_event` through the OTLP endpoint: ten exports of 100 spans
+    into one session, each re-sending the previous export's last 20."""
+    from shared.instance import instance, renew
+
+    renew(instance().environ)
+    client = function_client(MAIN, "psychologist_otlp_traces")
+    headers = {"Authorization": f"Bearer {seed.token}", "Content-Type": "application/x-protobuf"}
+    path = f"/projects/{seed.project_small}/otlp/v1/traces"
+    start = datetime(2026, 11, 5, tzinfo=UTC)
+    step = PER_EVENT_BATCH - PER_EVENT_OVERLAP
+    COUNTER.clear()
+    for index in range(PER_EVENT_BATCHES):
+        body = _span_export(start, index * step, PER_EVENT_BATCH)
+        reply = client.open(path, method="POST", data=body, headers=headers)
+        if reply.status_code >= 300 or reply.get_data():
+            raise RuntimeError(f"{reply.status_code}: {reply.get_data()!r}")
+    new = step * (PER_EVENT_BATCHES - 1) + PER_EVENT_BATCH
+    return {
+        "exports": PER_EVENT_BATCHES,
+        "sent": PER_EVENT_BATCHES * PER_EVENT_BATCH,
+        "new": new,
+        "reads": round(COUNTER.reads / new, 4),
+        "writes": round(COUNTER.writes / new, 4),
+        "deletes": round(COUNTER.expiring / new, 4),
+    }
+
+
 def round_trips(seed: Seed) -> dict[str, Any]:
     """Calls each request makes to Firestore, cold (first request of an instance) and
     warm, beside the floor's, counted by the interceptor on the client's channel."""
@@ -230,6 +291,7 @@ def round_trips(seed: Seed) -> dict[str, Any]:
         if case.name == "psychologist_session_events":
             documents["batch_events"] = INGEST_BATCH
             documents["per_new_event"] = ingest_per_event(seed)
+            documents["per_new_span"] = ingest_per_span(seed)
         if not counts["floor"][1]:
             raise RuntimeError(f"{case.floor} made no counted Firestore call: counting is off")
         results[case.name] = {

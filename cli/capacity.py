@@ -552,12 +552,27 @@ def _lines(costs: Costs) -> list[str]:
     return lines
 
 
+def _per_span_lines(costs: Costs) -> list[str]:
+    """The same through the OTLP trace endpoint, once the bench has measured it."""
+    per_span = costs.results["round_trips"]["psychologist_session_events"].get("per_new_span")
+    if per_span is None:
+        return []
+    return [
+        "",
+        f"Through the OTLP trace endpoint, per new span ({per_span['sent']:,} spans sent in "
+        f"{per_span['exports']} exports, {per_span['new']:,} new): {per_span['reads']:g} "
+        f"documents read, {per_span['writes']:g} written, {per_span['deletes']:g} deleted "
+        "later by TTL.",
+    ]
+
+
 def _measured_lines(costs: Costs) -> list[str]:
     per_event = costs.results["round_trips"]["psychologist_session_events"]["per_new_event"]
     lines = [
         f"Ingestion, per new event ({per_event['sent']:,} events sent in {per_event['batches']} "
         f"batches, {per_event['new']:,} new): {per_event['reads']:g} documents read, "
         f"{per_event['writes']:g} written, {per_event['deletes']:g} deleted later by TTL.",
+        *_per_span_lines(costs),
         "",
         "| | documents read | written | deleted (TTL) | Gemini calls | tokens | cost |",
         "|---|---:|---:|---:|---:|---:|---:|",

@@ -415,7 +415,24 @@ function citedEvent(id, found) {
       when(event.at),
     ),
     h("p", { class: "event-id" }, h("code", {}, id)),
+    spanOf(event),
     event.data === undefined ? null : json(event.data),
+  );
+}
+
+// An event received as an OpenTelemetry span names the span it came from.
+function spanOf(event) {
+  const span = event.data?.span;
+  if (!span || typeof span !== "object") return null;
+  return h(
+    "p",
+    { class: "span" },
+    "from span ",
+    h("strong", {}, String(span.name ?? "")),
+    ` (${span.status ?? "unset"}, ${span.durationMs ?? "?"} ms) · span `,
+    h("code", {}, String(span.spanId ?? "")),
+    " of trace ",
+    h("code", {}, String(span.traceId ?? "")),
   );
 }
 

@@ -18,9 +18,11 @@ from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
+from tests.api import document
 from tests.console.conftest import Console
 from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 from tests.psychologist.test_effect import MIN, measured
+from tests.psychologist.test_otlp import agent_run, export, tool_event_ids
 from tests.research.conftest import Research
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -82,6 +84,30 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     console.snapshot("hypotheses")
     assert console.messages == []
     assert console.accessibility_violations() == []
+
+
+def test_an_event_received_as_a_span_names_the_span_it_came_from(
+    psy: Psychologist, console: Console
+) -> None:
+    """A hypothesis citing events an OpenTelemetry exporter sent shows, beside each, the
+    span's name, status, duration and ids."""
+    spans = agent_run(failing=True)
+    cited = tool_event_ids(spans)
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis("trip-planner", cited)]})
+    assert export(psy, spans, "protobuf").name == "SUCCESS"
+    session = document(f"projects/{psy.project}/sessions/conv-trip-42")
+    assert psy.settled(session["analysis_id"])["status"] == "completed"
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("hypotheses", project=psy.project)
+    events = console.page.locator("article.hypothesis section.evidence li.event")
+    expect(events).to_have_count(3)
+    trace = format(spans[0].context.trace_id, "032x") if spans[0].context else ""
+    expect(events.first.locator("p.span")).to_contain_text(
+        "from span execute_tool search_flights (error,"
+    )
+    expect(events.first.locator("p.span")).to_contain_text(f"of trace {trace}")
+    assert console.messages == []
 
 
 def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(

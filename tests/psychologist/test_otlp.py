@@ -125,6 +125,15 @@ def span_ids(spans: Sequence[ReadableSpan]) -> list[str]:
     return ids
 
 
+def tool_event_ids(spans: Sequence[ReadableSpan]) -> list[str]:
+    """The event ids of the run's tool spans."""
+    return [
+        event
+        for event, span in zip(span_ids(spans), spans, strict=True)
+        if span.name.startswith("execute_tool")
+    ]
+
+
 @pytest.mark.parametrize("kind", ["protobuf", "protobuf+gzip", "json"])
 def test_the_sdk_exporter_lands_every_span_of_a_run_as_events_of_one_session_once(
     psy: Psychologist, kind: str
@@ -173,11 +182,7 @@ def test_an_errored_root_span_ends_the_session_abnormally_and_hypotheses_cite_th
     """An agent span ending in error ends its session abnormally, which queues an
     analysis; the hypothesis citing the failing tool spans' events is stored and listed."""
     spans = agent_run(failing=True)
-    tool_ids = [
-        event
-        for event, span in zip(span_ids(spans), spans, strict=True)
-        if span.name.startswith("execute_tool")
-    ]
+    tool_ids = tool_event_ids(spans)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("trip-planner", tool_ids)]})
     assert export(psy, spans, "protobuf") == SpanExportResult.SUCCESS
 
