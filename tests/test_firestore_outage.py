@@ -9,9 +9,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from google.rpc import code_pb2, status_pb2
 
 from cli import emulator as emulator_module
 from tests.api import Api, Configure, World
+from tests.psychologist.test_spans import export, span
 
 
 @pytest.fixture
@@ -56,4 +58,24 @@ def test_stopping_the_emulator_mid_run_answers_503_on_every_request_path(
         assert reply.status_code == 503, (path, reply.text)
         assert reply.headers["Retry-After"] == "5"
         assert reply.json()["code"] == "unavailable"
+    configure(FIRESTORE_EMULATOR_HOST=reachable)
+
+
+def test_an_otlp_export_while_firestore_is_down_is_503_with_retry_after_in_protobuf(
+    world: World, api: Api, configure: Configure, private_emulator: emulator_module.Emulator
+) -> None:
+    """The exporter retries a 503 after `Retry-After`; the body is a `google.rpc.Status`."""
+    reachable = os.environ["FIRESTORE_EMULATOR_HOST"]
+    configure(FIRESTORE_EMULATOR_HOST=private_emulator.host, FIRESTORE_TIMEOUT_S="5")
+    project = world.tenant("project")
+    writer = world.user(project, "pia", "member", capabilities=("agent:psychologist",))
+    body = export(span(1, gen_ai__agent__name="dev-api")).SerializeToString()
+    headers = {"Content-Type": "application/x-protobuf"}
+    path = f"/projects/{project}/otlp/v1/traces"
+    assert api.call("POST", path, token=writer, raw=body, headers=headers).status_code == 200
+    private_emulator.stop()
+    reply = api.call("POST", path, token=writer, raw=body, headers=headers)
+    assert reply.status_code == 503, reply.content
+    assert reply.headers["Retry-After"] == "5"
+    assert status_pb2.Status.FromString(reply.content).code == code_pb2.UNAVAILABLE
     configure(FIRESTORE_EMULATOR_HOST=reachable)
