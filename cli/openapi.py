@@ -195,7 +195,7 @@ def _responses(operation: Operation, used: set[str]) -> dict[str, Any]:
         responses[str(status)] = {
             "description": ERRORS[status],
             "headers": _headers(HEADERS_BY_STATUS.get(status, [])),
-            "content": _json_content("error", used),
+            "content": _json_content(operation.error_schema, used),
         }
     return responses
 
@@ -241,8 +241,11 @@ def _operation(entry: RestEntry, operation: Operation, used: set[str]) -> dict[s
 
 
 def _otlp_bodies(spec: dict[str, Any]) -> None:
-    """An operation with a codec speaks OTLP/HTTP: protobuf or OTLP/JSON in, the same out."""
+    """An operation with a codec speaks OTLP/HTTP: protobuf or OTLP/JSON in, the same out,
+    and a `google.rpc.Status` for every failure."""
     binary = {"schema": {"type": "string", "format": "binary"}}
+    for response in spec["responses"].values():
+        response["content"]["application/x-protobuf"] = binary
     spec["requestBody"] = {
         "required": True,
         "description": "An ExportTraceServiceRequest (opentelemetry-proto), optionally gzip",
@@ -251,7 +254,6 @@ def _otlp_bodies(spec: dict[str, Any]) -> None:
             "application/json": {"schema": {"type": "object"}},
         },
     }
-    spec["responses"]["200"]["content"]["application/x-protobuf"] = binary
 
 
 def build() -> dict[str, Any]:

@@ -70,6 +70,8 @@ class Operation:
     """Set when the MCP server serves it as a tool."""
     codec: str | None = None
     """Set when its body and answers are not JSON: the `shared.http.Codec`, `module:name`."""
+    error_schema: str = "error"
+    """What its error bodies are (a codec's protocol may fix its own)."""
 
 
 @dataclass(frozen=True, kw_only=True)

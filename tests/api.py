@@ -76,7 +76,7 @@ def conformance_issues(method: str, path: str, status: int, body: Any) -> list[A
         if status == operation.success_status:
             schema = operation.response_schema
         elif status in error_statuses(operation):
-            schema = "error"
+            schema = operation.error_schema
         else:
             return [f"{method} {path}: status {status} is not declared"]
         return issues_for(schema, body) if schema else []

@@ -33,6 +33,8 @@ BODY_OPERATIONS = [
     if op.method in ("POST", "PUT")
 ]
 
+REQUEST_INFO = "type.googleapis.com/google.rpc.RequestInfo"
+
 HOSTILE_BODIES: dict[str, tuple[bytes, str, int]] = {
     "nested-1000-deep": (b'{"a":' + b"[" * 1000 + b"]" * 1000 + b"}", "application/json", 400),
     "integer-5000-digits": (b'{"a":' + b"9" * 5000 + b"}", "application/json", 400),
@@ -59,6 +61,18 @@ def assert_api_error(reply: Any, status: int) -> dict[str, Any]:
     return body
 
 
+def assert_refused(reply: Any, status: int, path: str) -> None:
+    """The error body, or for the OTLP endpoint the `google.rpc.Status` its protocol
+    answers with, naming the request id."""
+    if not path.endswith("/otlp/v1/traces"):
+        assert_api_error(reply, status)
+        return
+    assert reply.status_code == status, reply.text
+    body = reply.json()
+    assert issues_for("psychologist/otlp_status", body) == []
+    assert {"@type": REQUEST_INFO, "requestId": reply.headers["x-request-id"]} in body["details"]
+
+
 @pytest.mark.parametrize("case", sorted(HOSTILE_BODIES))
 def test_a_hostile_body_is_refused_by_every_operation_and_stores_nothing(
     api: Api, case: str
@@ -67,7 +81,7 @@ def test_a_hostile_body_is_refused_by_every_operation_and_stores_nothing(
     before = all_documents()
     for method, path in BODY_OPERATIONS:
         reply = api.call(method, path, raw=raw, headers={"Content-Type": content_type})
-        assert_api_error(reply, status)
+        assert_refused(reply, status, path)
     assert all_documents() == before
 
 

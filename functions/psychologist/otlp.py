@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from google.rpc import code_pb2, status_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -32,6 +32,8 @@ MAX_SPANS = 2_000
 BATCH = 500
 """Events per ingestion commit, as for the events endpoint."""
 RETRY_AFTER_S = "1"
+DOMAIN = "evidencia"
+"""`ErrorInfo.domain` of every error this endpoint answers."""
 
 _RPC_CODES = {
     ErrorCode.INVALID_REQUEST: code_pb2.INVALID_ARGUMENT,
@@ -113,12 +115,30 @@ class OtlpTraces:
         return bytes(json_format.ParseDict(body, ExportTraceServiceResponse()).SerializeToString())
 
     def encode_error(self, error: ApiError, request_id: str, media_type: str) -> bytes:
-        """Protobuf requests get the `google.rpc.Status` OTLP names; JSON requests get the
-        error body every other operation answers (its `message` is Status's)."""
+        """The `google.rpc.Status` OTLP/HTTP answers every failure with, in the request's
+        encoding: the message, the API's code as an `ErrorInfo` reason, the request id as
+        a `RequestInfo`, and the broken rules as a `BadRequest`."""
+        status = rpc_status(error, request_id)
         if media_type == JSON:
-            return jsonbody.dumps(error.body(request_id)).encode()
-        status = status_pb2.Status(code=_RPC_CODES[error.code], message=error.message)
+            return jsonbody.dumps(json_format.MessageToDict(status)).encode()
         return bytes(status.SerializeToString())
+
+
+def rpc_status(error: ApiError, request_id: str) -> status_pb2.Status:
+    status = status_pb2.Status(code=_RPC_CODES[error.code], message=error.message)
+    status.details.add().Pack(error_details_pb2.ErrorInfo(reason=error.code, domain=DOMAIN))
+    status.details.add().Pack(error_details_pb2.RequestInfo(request_id=request_id))
+    if error.issues:
+        violations = [
+            error_details_pb2.BadRequest.FieldViolation(
+                field=".".join(str(part) for part in issue["path"]),
+                description=issue["message"],
+                reason=issue["code"],
+            )
+            for issue in error.issues
+        ]
+        status.details.add().Pack(error_details_pb2.BadRequest(field_violations=violations))
+    return status
 
 
 OTLP_TRACES = OtlpTraces()

@@ -220,7 +220,12 @@ def test_a_body_that_does_not_decode_gets_400_in_its_encoding_and_stores_nothing
 
     broken = _post(psy, b'{"resourceSpans": [', "application/json")
     assert broken.status_code == 400
-    assert broken.json()["code"] == "invalid_request"
+    answer = broken.json()
+    assert issues_for("psychologist/otlp_status", answer) == []
+    assert answer["code"] == code_pb2.INVALID_ARGUMENT
+    reason, request = answer["details"][:2]
+    assert (reason["reason"], reason["domain"]) == ("invalid_request", "evidencia")
+    assert request["requestId"] == broken.headers["x-request-id"]
     not_hex = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"01"}]}]}]}'
     assert _post(psy, not_hex, "application/json").status_code == 400
     assert _post(psy, b"{}", "text/plain").status_code == 415
