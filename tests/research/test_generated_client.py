@@ -4,6 +4,7 @@ user would make one, runs the research flow and gets typed answers back."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from tests.research.conftest import Research
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "evidencia_generated_client"
+BINARY_BODIES = {"application/x-protobuf": "application/octet-stream"}
+"""The OTLP endpoint's protobuf bodies, typed as the generator types binary ones."""
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +33,8 @@ def generated(host: LocalHost, tmp_path_factory: pytest.TempPathFactory) -> Iter
     folder = tmp_path_factory.mktemp("client")
     document = folder / "openapi.json"
     document.write_bytes(requests.get(f"{host.url}/openapi.json", timeout=10).content)
+    config = folder / "config.json"
+    config.write_text(json.dumps({"content_type_overrides": BINARY_BODIES}))
     tools = {"PATH": f"{GENERATOR.parent}{os.pathsep}{os.environ['PATH']}"}
     made = subprocess.run(
         [
@@ -41,6 +46,8 @@ def generated(host: LocalHost, tmp_path_factory: pytest.TempPathFactory) -> Iter
             str(folder / PACKAGE),
             "--meta",
             "none",
+            "--config",
+            str(config),
             "--fail-on-warning",
         ],
         capture_output=True,
