@@ -157,11 +157,7 @@ def _read_json_body(request: flask.Request) -> JsonObject:
     if request.mimetype != "application/json":
         raise ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be application/json.")
     _check_charset(request)
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
-    raw = request.stream.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    raw = _read_sent(request)
     try:
         body = jsonbody.parse(raw)
     except jsonbody.JsonBodyError as error:
@@ -175,13 +171,19 @@ def _read_json_body(request: flask.Request) -> JsonObject:
     return body
 
 
-def _read_raw_body(request: flask.Request, limit: int) -> bytes:
-    """The body as sent, then inflated when `Content-Encoding: gzip`; 413 past either limit."""
+def _read_sent(request: flask.Request) -> bytes:
+    """The body as sent; 413 past MAX_BODY_BYTES."""
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
     raw = request.stream.read(MAX_BODY_BYTES + 1)
     if len(raw) > MAX_BODY_BYTES:
         raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, "The body is larger than 1 MiB.")
+    return raw
+
+
+def _read_raw_body(request: flask.Request, limit: int) -> bytes:
+    """The body as sent, then inflated when `Content-Encoding: gzip`; 413 past either limit."""
+    raw = _read_sent(request)
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding == "identity":
         return raw
@@ -204,7 +206,7 @@ def _read_raw_body(request: flask.Request, limit: int) -> bytes:
     return inflated
 
 
-def codec_media_type(request: flask.Request, codec: Codec) -> str:
+def _codec_media_type(request: flask.Request, codec: Codec) -> str:
     """The media type a codec's operation answers in: the request's when it is one of the
     codec's, else its first."""
     return request.mimetype if request.mimetype in codec.media_types else codec.media_types[0]
@@ -348,7 +350,7 @@ def handle_methods(request: flask.Request, routes: dict[str, Route]) -> flask.Re
     codec = next((route.codec for route in routes.values() if route.codec is not None), None)
     if codec is None:
         return _respond(request, produce)
-    return _respond(request, produce, _codec_writer(codec, codec_media_type(request, codec)))
+    return _respond(request, produce, _codec_writer(codec, _codec_media_type(request, codec)))
 
 
 def handle_scheduled(request: flask.Request, job: Callable[[str], Reply]) -> flask.Response:
