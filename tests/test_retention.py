@@ -107,6 +107,10 @@ def names_off_the_rule(documents: dict[str, dict[str, Any]]) -> list[str]:
     ]
 
 
+LINKED_SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRC"
+"""A session AgentConnect starts and the Psychologist logs: its outcome record joins both."""
+
+
 def every_flow(
     research: Research, psy: Psychologist, configured: Connect
 ) -> dict[str, dict[str, Any]]:
@@ -127,8 +131,18 @@ def every_flow(
         psy.admin,
     )
     assert decided.status_code == 200, decided.text
+    linked = psy.api.call(
+        "PUT",
+        configured.path("/outcome-source"),
+        {"projectId": psy.project, "agent": "dev-api"},
+        configured.admin,
+    )
+    assert linked.status_code == 200, linked.text
     configured.world.gemini.answer_json(answer(value=True, probability=0.9))
-    configured.frozen(configured.start()["seq"])
+    started = configured.start(sessionId=LINKED_SESSION)
+    configured.frozen(started["seq"])
+    psy.ingest(LINKED_SESSION, reopening_log()[0].events)
+    psy.settled(psy.end(LINKED_SESSION, "closed").json()["analysisId"])
     return all_documents()
 
 

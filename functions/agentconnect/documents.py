@@ -80,17 +80,47 @@ class StepDecision(Decision):
     id: str
 
 
+class Exploration(TypedDict):
+    share: float
+
+
+class ReportReference(TypedDict):
+    """The selection report a version was recommended by."""
+
+    reportId: str
+    generatedAt: str
+    change: str
+
+
 class Selection(TypedDict):
     """What a PUT stores (`schemas/agentconnect/selection.request.json`)."""
 
     decision: Decision
     steps: list[StepDecision]
     default: Target
+    exploration: NotRequired[Exploration]
+    fromReport: NotRequired[ReportReference]
 
 
 class Fallback(TypedDict):
     target: Target
     decisionId: str
+
+
+class Link(TypedDict):
+    """Where an agent's sessions are logged: a Psychologist project and the agent name
+    its events carry, under the same session ids."""
+
+    project_id: str
+    agent: str
+
+
+class OutcomeSource(Link):
+    """`orgs/{o}/agents/{a}.outcome_source`: the link, and who made it (a report reads
+    through the link only while its author may still view the project)."""
+
+    created_by: str
+    created_at: datetime
 
 
 class Agent(TypedDict, total=False):
@@ -99,6 +129,7 @@ class Agent(TypedDict, total=False):
     selection_version: int
     selection_fallback: Fallback
     last_seq: int
+    outcome_source: OutcomeSource
 
 
 class StoredSelection(TypedDict):
@@ -120,6 +151,8 @@ class AgentSession(TypedDict):
     created_by: str
     created_at: datetime
     expires_at: datetime
+    outcome_source: NotRequired[Link]
+    """The agent's link when the session started: where its frozen choice is recorded."""
 
 
 class Answer(TypedDict):
@@ -174,6 +207,18 @@ class EvaluationFields(TypedDict):
     usage: TokenCounts
 
 
+class Drawn(TypedDict):
+    """How an evaluation's target was drawn, stored beside it (the published read does
+    not show it): whether this session explored, the exploration share in force, and the
+    probability that the selection gave the target it froze."""
+
+    explored: bool
+    share: float
+    propensity: float
+    candidates: int
+    """How many targets an exploring session drew among."""
+
+
 class Summary(EvaluationFields):
     """`orgs/{o}/agents/{a}/evaluations/{seq}` once frozen: kept, never changed."""
 
@@ -181,6 +226,7 @@ class Summary(EvaluationFields):
     outcome: Outcome
     status: EvaluationStatus
     details_expires_at: datetime
+    drawn: NotRequired[Drawn]
 
 
 class Clipped(TypedDict):
@@ -269,3 +315,13 @@ class SelectionView(TypedDict):
     createdAt: str
     createdBy: str
     selection: Selection
+
+
+class OutcomeSourceView(TypedDict):
+    orgId: str
+    agentId: str
+    projectId: str
+    agent: str
+    createdBy: str
+    createdAt: str
+    authorCanView: bool

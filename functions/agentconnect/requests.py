@@ -28,6 +28,16 @@ class EvaluationsParams(AgentParams):
     pageToken: NotRequired[str]
 
 
+class ReportParams(AgentParams):
+    since: NotRequired[str]
+    until: NotRequired[str]
+
+
+class OutcomeSourceRequest(TypedDict):
+    projectId: str
+    agent: str
+
+
 class SessionStartRequest(TypedDict):
     sessionId: NotRequired[str]
     title: str
@@ -40,5 +50,7 @@ REQUESTS: dict[str, type] = {
     "agentconnect/evaluations.params": EvaluationsParams,
     "agentconnect/session_start.request": SessionStartRequest,
     "agentconnect/selection.request": Selection,
+    "agentconnect/selection_report.params": ReportParams,
+    "agentconnect/outcome_source.request": OutcomeSourceRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

@@ -17,6 +17,7 @@ from functions.agentconnect.documents import (
     AgentSession,
     Details,
     EvaluationStatus,
+    OutcomeSource,
     PendingEvaluation,
     Selection,
     StoredSelection,
@@ -27,13 +28,16 @@ from functions.agentconnect.requests import (
     AgentParams,
     EvaluationParams,
     EvaluationsParams,
+    OutcomeSourceRequest,
     SessionStartRequest,
 )
 from functions.agentconnect.selection import configuration_issues
 from functions.agentconnect.views import (
+    author_can_view,
     details_shown,
     evaluation_view,
     fallback_of,
+    outcome_source_view,
     selection_view,
 )
 from shared import auth, jobs, logs
@@ -177,6 +181,9 @@ def plan_start(
         "created_at": now,
         "expires_at": now + retention,
     }
+    source = agent.get("outcome_source")
+    if source is not None:
+        session["outcome_source"] = {"project_id": source["project_id"], "agent": source["agent"]}
     pending: PendingEvaluation = {
         "seq": seq,
         "sessionId": starting.session_id,
@@ -251,6 +258,60 @@ def start_session(call: Call) -> Reply:
     reply = commit_if_unchanged(plan)
     logs.bind(evaluation=str(reply.body["seq"]))
     return reply
+
+
+def put_outcome_source(call: Call) -> Reply:
+    """Link the agent to where its sessions are logged. The caller must be able to view
+    that project now (and a token that selects tenants must select it); a report checks
+    the link's author again on every read."""
+    params, body = call.params_as(AgentParams), call.body_as(OutcomeSourceRequest)
+    project_id = body["projectId"]
+    principal = call.principal
+    if principal.tenants is not None and project_id not in principal.tenants:
+        raise ApiError(ErrorCode.FORBIDDEN, "The token is not selected for this project.")
+    auth.check_membership(db(), principal, kind="project", tenant_id=project_id, role="viewer")
+    source: OutcomeSource = {
+        "project_id": project_id,
+        "agent": body["agent"],
+        "created_by": principal.user_id,
+        "created_at": utcnow(),
+    }
+    store.agent_ref(params["orgId"], params["id"]).set(
+        {"outcome_source": writable(source)}, merge=True
+    )
+    return Reply(outcome_source_view(params["orgId"], params["id"], source, author_can_view=True))
+
+
+def _linked(params: AgentParams) -> OutcomeSource:
+    agent = read_as(store.agent_ref(params["orgId"], params["id"]), Agent) or {}
+    source = agent.get("outcome_source")
+    if source is None:
+        raise not_found("The agent's outcome source")
+    return source
+
+
+def get_outcome_source(call: Call) -> Reply:
+    params = call.params_as(AgentParams)
+    source = _linked(params)
+    return Reply(
+        outcome_source_view(
+            params["orgId"], params["id"], source, author_can_view=author_can_view(source)
+        )
+    )
+
+
+def delete_outcome_source(call: Call) -> Reply:
+    """Unlink: sessions started from now on are not recorded; records made stay in the
+    project until they expire. Answers the link as it was."""
+    params = call.params_as(AgentParams)
+    source = _linked(params)
+    store.agent_ref(params["orgId"], params["id"]).update(
+        {"outcome_source": firestore.DELETE_FIELD}
+    )
+    view = outcome_source_view(
+        params["orgId"], params["id"], source, author_can_view=author_can_view(source)
+    )
+    return Reply(view)
 
 
 def _own_session_only(call: Call, session_id: str) -> None:

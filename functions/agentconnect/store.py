@@ -35,6 +35,10 @@ def agent_ref(org_id: str, agent_id: str) -> firestore.DocumentReference:
     return document("orgs", org_id, "agents", agent_id)
 
 
+def selections(org_id: str, agent_id: str) -> firestore.CollectionReference:
+    return collection("orgs", org_id, "agents", agent_id, "selections")
+
+
 def selection_ref(org_id: str, agent_id: str, version: int) -> firestore.DocumentReference:
     return document("orgs", org_id, "agents", agent_id, "selections", str(version))
 

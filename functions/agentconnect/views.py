@@ -9,6 +9,8 @@ from functions.agentconnect.documents import (
     EvaluationView,
     Fallback,
     FrozenSelection,
+    OutcomeSource,
+    OutcomeSourceView,
     Selection,
     SelectionView,
     StepView,
@@ -16,7 +18,10 @@ from functions.agentconnect.documents import (
     Summary,
 )
 from functions.agentconnect.selection import steps_of
+from shared import auth
+from shared.clients import db
 from shared.retention import is_expired, iso, utcnow
+from shared.store import read_as
 
 
 def details_shown(summary: Summary, details: Details, now: datetime) -> bool:
@@ -101,6 +106,28 @@ def selection_view(org_id: str, agent_id: str, data: StoredSelection) -> Selecti
         "createdAt": iso(data["created_at"]),
         "createdBy": data["created_by"],
         "selection": data["selection"],
+    }
+
+
+def author_can_view(source: OutcomeSource) -> bool:
+    """Whether the link's author may still view its project: read now, never cached, as
+    a link never grants more than its author holds."""
+    member = auth.member_ref(db(), "project", source["project_id"], source["created_by"])
+    membership = read_as(member, auth.Membership)
+    return membership is not None and auth.role_allows(membership.get("role"), "viewer")
+
+
+def outcome_source_view(
+    org_id: str, agent_id: str, source: OutcomeSource, *, author_can_view: bool
+) -> OutcomeSourceView:
+    return {
+        "orgId": org_id,
+        "agentId": agent_id,
+        "projectId": source["project_id"],
+        "agent": source["agent"],
+        "createdBy": source["created_by"],
+        "createdAt": iso(source["created_at"]),
+        "authorCanView": author_can_view,
     }
 
 

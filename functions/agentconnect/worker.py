@@ -24,6 +24,7 @@ from functions.agentconnect.documents import (
     Clipped,
     Condition,
     Details,
+    Drawn,
     EvaluationStatus,
     FullAnswer,
     Outcome,
@@ -40,12 +41,21 @@ from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.prompts import SYSTEM, build_prompt
 from functions.agentconnect.selection import (
+    DEFAULT_ROUTE,
+    EXPLORED_ROUTE,
+    FALLBACK_ROUTE,
     Step,
     answer_key,
-    condition_met,
+    drawn,
+    explores,
+    held_rule,
+    route_of,
     steps_of,
+    target_key,
     target_of,
 )
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import ChoiceRecord
 from shared import jobs, logs
 from shared.budgets import clip_utf8
 from shared.codes import ProviderFailure
@@ -59,7 +69,7 @@ from shared.instance import settings
 from shared.jobs import Claim, Job, JobGoneError, Settled, Snapshots
 from shared.jsonbody import JsonObject
 from shared.retention import utcnow
-from shared.store import as_stored, read_as, writable
+from shared.store import Changes, as_stored, read_as, writable
 
 PROVIDER_ID = "google-gemini"
 
@@ -89,6 +99,47 @@ class Evaluating:
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """A frozen choice as merged into the outcome record of the project and agent the
+    session's link names."""
+
+    ref: firestore.DocumentReference
+    changes: Changes
+
+
+def recorded(
+    claimed: Claim, evaluating: Evaluating, summary: Summary, decision: ChainDecision | None
+) -> Recorded | None:
+    """The choice's outcome record half, when the session started with a link; a failed
+    evaluation (no decision) records its fallback."""
+    link = evaluating.session.get("outcome_source")
+    if link is None:
+        return None
+    drawn_as = summary.get("drawn") or UNDRAWN
+    choice: ChoiceRecord = {
+        "org_id": claimed.ref.parent.parent.parent.parent.id,
+        "agent_id": claimed.ref.parent.parent.id,
+        "seq": summary["seq"],
+        "selection_version": evaluating.session["selection_version"],
+        "started_at": evaluating.session["created_at"],
+        "target_key": target_key(summary["target"]),
+        "target": dict(summary["target"]),
+        "route": decision.route if decision else FALLBACK_ROUTE,
+        "explored": drawn_as["explored"],
+        "propensity": drawn_as["propensity"],
+        "candidates": drawn_as["candidates"],
+        "candidate_keys": decision.drawable if decision else [],
+        "answers": {
+            r.step.step_id: r.answer for r in (decision.asked() if decision else []) if r.answer
+        },
+    }
+    retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
+    ref = outcome_store.outcome_ref(link["project_id"], evaluating.session_id, link["agent"])
+    changes = {outcome_store.SELECTION: choice, "expires_at": summary["at"] + retention}
+    return Recorded(ref, changes)
+
+
+@dataclass(frozen=True)
 class Frozen:
     """What the worker stores: the summary, and the details when there are any."""
 
@@ -96,6 +147,8 @@ class Frozen:
     steps: int
     summary: Summary
     details: Details | None
+    record: Recorded | None = None
+    """The choice, for the outcome record the session's link names."""
 
 
 @dataclass
@@ -105,6 +158,17 @@ class ChainDecision:
     target: Target
     deciding: StepResult | None
     results: list[StepResult] = field(default_factory=list)
+    """The steps walked, through the deciding one: what the details show."""
+    route: str = DEFAULT_ROUTE
+    extra: list[StepResult] = field(default_factory=list)
+    """Steps asked after the deciding one (an exploring session asks every step): kept in
+    the outcome record and counted in the usage, not shown as the decision's."""
+
+    drawable: list[str] = field(default_factory=list)
+    """The target keys an exploring session's target was drawn among."""
+
+    def asked(self) -> list[StepResult]:
+        return [*self.results, *self.extra]
 
 
 def clip(text: str) -> Clipped:
@@ -185,12 +249,24 @@ def ask(step: Step, title: str, session_input: JsonObject, deadline: datetime) -
 
 
 def decide(
-    selection: Selection, title: str, session_input: JsonObject, deadline: datetime
+    selection: Selection,
+    title: str,
+    session_input: JsonObject,
+    deadline: datetime,
+    ask_all: bool = False,
 ) -> ChainDecision:
+    """Walk the chain until a rule holds (or a step fails); with `ask_all`, go on asking
+    the steps after the deciding one, for the outcome record alone."""
     default = selection["default"]
     results: list[StepResult] = []
+    decided: ChainDecision | None = None
     for step in steps_of(selection):
+        if decided is not None and not ask_all:
+            break
         result = ask(step, title, session_input, deadline)
+        if decided is not None:
+            decided.extra.append(result)
+            continue
         results.append(result)
         if result.answer is None:
             why = (
@@ -200,21 +276,62 @@ def decide(
                 "rawResponse)"
             )
             reason = f"step {step.step_id} {why}; fell back to the default target"
-            return ChainDecision(Outcome.FALLBACK, reason, default.copy(), result, results)
-        for index, rule in enumerate(step.rules, start=1):
-            if condition_met(rule["when"], result.answer):
-                result.condition = rule["when"]
-                key = answer_key(result.answer)
-                reason = (
-                    f"rule {index} of step {step.step_id} (decision {step.decision_id}) held: "
-                    f"{key} with probability {result.answer['probability']:.4f} "
-                    f">= {rule['when']['thresholds'][key]}"
-                )
-                return ChainDecision(
-                    Outcome.SELECTED, reason, target_of(rule, default), result, results
-                )
+            return ChainDecision(
+                Outcome.FALLBACK, reason, default.copy(), result, results, FALLBACK_ROUTE
+            )
+        held = held_rule(step, result.answer)
+        if held is not None:
+            index, rule = held
+            result.condition = rule["when"]
+            key = answer_key(result.answer)
+            reason = (
+                f"rule {index} of step {step.step_id} (decision {step.decision_id}) held: "
+                f"{key} with probability {result.answer['probability']:.4f} "
+                f">= {rule['when']['thresholds'][key]}"
+            )
+            route = route_of(step, index, result.answer)
+            decided = ChainDecision(
+                Outcome.SELECTED, reason, target_of(rule, default), result, results, route
+            )
+    if decided is not None:
+        return decided
     reason = f"no rule held at any of the {len(results)} steps; the default target applies"
-    return ChainDecision(Outcome.DEFAULTED, reason, default.copy(), results[-1], results)
+    return ChainDecision(
+        Outcome.DEFAULTED, reason, default.copy(), results[-1], results, DEFAULT_ROUTE
+    )
+
+
+UNDRAWN: Drawn = {"explored": False, "share": 0.0, "propensity": 1.0, "candidates": 1}
+"""A target no rule or draw chose (a fallback): given for certain."""
+
+
+def explore(selection: Selection, session_id: str, decision: ChainDecision) -> Drawn:
+    """Apply the selection's exploration to a decision the rules made: in an exploring
+    session the target is drawn among the candidates and the reason says so. A fallback
+    is never explored (the rules made no choice)."""
+    share = selection.get("exploration", {}).get("share", 0.0)
+    if decision.outcome == Outcome.FALLBACK:
+        return {**UNDRAWN, "share": share}
+    explored = explores(selection, session_id)
+    draw = drawn(selection, session_id, decision.target, explored)
+    if explored:
+        ceiling = decision.target["permissionMode"]
+        kept = target_key(draw.target) == target_key(decision.target)
+        decision.reason = (
+            f"explored (share {share:g}): the target was drawn at random among the "
+            f"{len(draw.candidates)} targets whose permissionMode does not exceed {ceiling}"
+            f"{', and the draw gave the rules own choice' if kept else ''}; "
+            f"the rules said: {decision.reason}"
+        )
+        decision.target = draw.target
+        decision.route = EXPLORED_ROUTE
+        decision.drawable = draw.candidates
+    return {
+        "explored": explored,
+        "share": share,
+        "propensity": draw.propensity,
+        "candidates": len(draw.candidates),
+    }
 
 
 def _usage(usage: Usage) -> TokenCounts:
@@ -227,14 +344,16 @@ def records(
     session: AgentSession,
     selection: Selection,
     decision: ChainDecision,
+    draw: Drawn,
 ) -> tuple[Summary, Details]:
-    """The summary (kept) and the details (expiring) of a decision."""
+    """The summary (kept, with how its target was drawn) and the details (expiring) of a
+    decision."""
     now = utcnow()
     details_expire = now + timedelta(hours=settings().agentconnect_details_retention_hours)
     deciding = decision.deciding
     total = Usage(
-        sum(r.usage.input_tokens for r in decision.results),
-        sum(r.usage.output_tokens for r in decision.results),
+        sum(r.usage.input_tokens for r in decision.asked()),
+        sum(r.usage.output_tokens for r in decision.asked()),
     )
     answered = deciding is not None and deciding.answer is not None
     summary: Summary = {
@@ -250,10 +369,11 @@ def records(
         "answer": deciding.answer.copy() if deciding and deciding.answer else None,
         "requestedModel": settings().agentconnect_model,
         "actualModel": deciding.model if answered and deciding else None,
-        "latencyMs": round(sum(r.latency_ms for r in decision.results), 3),
+        "latencyMs": round(sum(r.latency_ms for r in decision.asked()), 3),
         "usage": _usage(total),
         "status": EvaluationStatus.FROZEN,
         "details_expires_at": details_expire,
+        "drawn": draw,
     }
     full_answer: FullAnswer | None = None
     if deciding is not None and deciding.answer is not None:
@@ -305,6 +425,8 @@ def freeze(claimed: Claim, frozen: Frozen) -> Settled:
         transaction.set(claimed.ref, writable(frozen.summary))
         if frozen.details is not None:
             transaction.set(details_ref, writable(frozen.details))
+        if frozen.record is not None:
+            transaction.set(frozen.record.ref, frozen.record.changes, merge=True)
         return EvaluationStatus.FROZEN
 
     def count_tokens(transaction: firestore.Transaction) -> None:
@@ -323,11 +445,16 @@ def _evaluate(claimed: Claim, evaluating: Evaluating) -> Frozen:
     if stored is None:
         raise LookupError(f"selection version {session['selection_version']} is gone")
     selection = stored["selection"]
-    decision = decide(selection, session["title"], session["input"], claimed.deadline)
-    summary, details = records(
-        claimed.job["seq"], evaluating.session_id, session, selection, decision
+    exploring = explores(selection, evaluating.session_id)
+    decision = decide(
+        selection, session["title"], session["input"], claimed.deadline, ask_all=exploring
     )
-    return Frozen(decision.outcome, len(decision.results), summary, details)
+    draw = explore(selection, evaluating.session_id, decision)
+    summary, details = records(
+        claimed.job["seq"], evaluating.session_id, session, selection, decision, draw
+    )
+    record = recorded(claimed, evaluating, summary, decision)
+    return Frozen(decision.outcome, len(decision.results), summary, details, record)
 
 
 def claim(params: Mapping[str, str]) -> tuple[Claim, Evaluating] | None:
@@ -341,11 +468,13 @@ def claim(params: Mapping[str, str]) -> tuple[Claim, Evaluating] | None:
     return (claimed, Evaluating(session_id, session)) if claimed is not None else None
 
 
-def failed(claimed: Claim, _evaluating: Evaluating, code: str, error: GeminiError | None) -> Frozen:
+def failed(claimed: Claim, evaluating: Evaluating, code: str, error: GeminiError | None) -> Frozen:
     cause = jobs.cause_of(error)
     reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
     pending = as_stored(claimed.job, PendingEvaluation)
-    return Frozen(Outcome.FALLBACK, 0, fallback_summary(pending, reason), None)
+    summary = fallback_summary(pending, reason)
+    record = recorded(claimed, evaluating, summary, None)
+    return Frozen(Outcome.FALLBACK, 0, summary, None, record)
 
 
 def log(claimed: Claim, frozen: Frozen, settled: Settled) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
+from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
 from functions.psychologist.requests import DecisionParams
@@ -89,7 +90,7 @@ def _window_queries(
     """The window's sessions, those ended abnormally, and (when there are kinds) those
     showing any of them."""
     sessions: Any = (
-        store.outcomes(project_id)
+        outcome_store.outcomes(project_id)
         .where(filter=FieldFilter("agent", "==", agent))
         .where(filter=FieldFilter("ended_at", ">=", window[0]))
         .where(filter=FieldFilter("ended_at", "<", window[1]))

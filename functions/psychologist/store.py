@@ -12,12 +12,10 @@ projects/{p}/analyses/{a}                     one analysis (its creation runs th
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
 projects/{p}/outcomes/{s}-{a}                 an ended session's outcome for one agent
-                                              (a = sha256(agent)): counts and ids, no text
+                                              (functions/outcomes/store.py)
 """
 
 from __future__ import annotations
-
-import hashlib
 
 from google.cloud import firestore
 
@@ -52,17 +50,6 @@ def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReferen
 
 def hypotheses(project_id: str) -> firestore.CollectionReference:
     return collection(PROJECTS, project_id, "hypotheses")
-
-
-def outcomes(project_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "outcomes")
-
-
-def outcome_ref(project_id: str, session_id: str, agent: str) -> firestore.DocumentReference:
-    """One agent's outcome of a session. Agent names are the client's strings: hashed,
-    they make a valid, fixed-length key, and a session's outcomes stay side by side."""
-    key = hashlib.sha256(agent.encode()).hexdigest()[:16]
-    return outcomes(project_id).document(f"{session_id}-{key}")
 
 
 def spend(project_id: str) -> Spend:

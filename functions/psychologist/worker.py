@@ -19,6 +19,7 @@ from typing import Any
 
 from google.cloud import firestore
 
+from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
 from functions.psychologist.documents import (
@@ -646,7 +647,7 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         for each in decided.outcomes:
             transaction.set(
-                store.outcome_ref(project_id, each["session_id"], each["agent"]),
+                outcome_store.outcome_ref(project_id, each["session_id"], each["agent"]),
                 outcome_changes(each),
                 merge=True,
             )

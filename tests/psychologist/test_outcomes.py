@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisTrigger
 from functions.psychologist.service import _new_analysis
@@ -108,7 +109,7 @@ def test_asking_again_after_a_failed_analysis_replaces_its_outcomes(psy: Psychol
     assert len(found) == 2
     assert found["dev-api"]["analysis_id"] == again["id"]
     assert found["dev-api"]["hypothesis_ids"] == again["hypothesisIds"]
-    paths = {store.outcome_ref(psy.project, SESSION, agent).path for agent in found}
+    paths = {outcome_store.outcome_ref(psy.project, SESSION, agent).path for agent in found}
     assert len(paths) == 2
 
 

@@ -1,0 +1,546 @@
+"""The selection report: how the sessions each chosen target led to ended, and what
+other thresholds would have given.
+
+Counted, never scanned: each target's sessions, abnormal ends and signal kinds, and how
+often each route (a rule on a step's answer, the default, a fallback, a draw) led to it,
+are aggregation queries over the outcome records of the project the agent's link names
+(the join made when the session froze and when its log ended, `functions/outcomes`).
+Started sessions are counted over the agent's frozen evaluations. The only records read
+are the explored ones, which the off-policy estimates need one by one, at most
+EXPLORED_READ of them, newest first. Round trips: the agent, then the versions decided
+under and the link's author, then every count and the explored records at once.
+
+Shares carry Wilson's 95 % interval; estimates are SNIPW over explored sessions
+(`functions.outcomes.estimators`). A threshold change is recommended only when its
+abnormal-end share is lower than the current rules' with the whole paired interval of
+the difference below zero, at a Bonferroni level over the changes tried."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.agentconnect import store
+from functions.agentconnect.documents import (
+    Agent,
+    OutcomeSource,
+    Selection,
+    StoredSelection,
+    Target,
+)
+from functions.agentconnect.requests import ReportParams
+from functions.agentconnect.selection import (
+    DEFAULT_ROUTE,
+    EXPLORED_ROUTE,
+    FALLBACK_ROUTE,
+    ThresholdChange,
+    changed,
+    choice_of,
+    route_of_threshold,
+    steps_of,
+    target_key,
+    target_of,
+    threshold_changes,
+)
+from functions.agentconnect.views import author_can_view
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import SIGNAL_KINDS, StepAnswer
+from functions.outcomes.estimators import (
+    Estimate,
+    Logged,
+    Share,
+    Weighted,
+    bonferroni_z,
+    difference,
+    weighted,
+    wilson,
+)
+from shared.errors import ApiError, ErrorCode, not_found
+from shared.http import Call, Reply
+from shared.retention import iso, parse_instant, utcnow
+from shared.store import counted, read_as, read_fields, stream_as
+
+REPORT_WINDOW = timedelta(days=30)
+MIN_EXPLORED = 30
+"""Explored, joined sessions needed before any off-policy estimate is served."""
+MIN_MATCHED = 10
+"""Explored sessions a policy must match (would have drawn the same) for its estimate."""
+EXPLORED_READ = 5_000
+VERSIONS_READ = 20
+"""Selection versions a window's targets are taken from, newest first."""
+MAX_TARGETS = 50
+MAX_ROUTES = 200
+PARALLEL_QUERIES = 16
+FROZEN = "frozen"
+SELECTION = outcome_store.SELECTION
+METHOD = (
+    "Shares of joined sessions with Wilson 95% intervals. Off-policy estimates: "
+    "self-normalised inverse propensity weighting (SNIPW) over explored sessions, each "
+    "weighted by the number of targets it was drawn among when the policy would have "
+    "drawn the same, with a delta-method variance and Wilson's interval at the effective "
+    "size it implies; a change is better when the paired 95% interval of its difference "
+    "from the current rules (Bonferroni over the changes tried) lies below zero."
+)
+CAVEATS = [
+    "A target's shares are associations: the rules give targets to different tasks, so "
+    "its sessions differ from another target's in more than the target. Only the "
+    "off-policy estimates, from sessions whose target was drawn at random, compare "
+    "policies on like sessions.",
+    "A session is joined only when the linked project logged and ended it under the same "
+    "session id and agent name: sessions logged elsewhere, under another name or not yet "
+    "ended are counted as not joined, never guessed.",
+    "An explored session counts toward a policy only when the policy decides it from the "
+    "answers recorded (a step added since cannot) and would have drawn the target it got.",
+]
+
+
+@dataclass(frozen=True)
+class Window:
+    since: datetime
+    until: datetime
+
+
+def _window(params: ReportParams) -> Window:
+    until = parse_instant(params["until"]) if "until" in params else utcnow()
+    since = parse_instant(params["since"]) if "since" in params else until - REPORT_WINDOW
+    if since >= until:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "The window's since must come before its until.")
+    return Window(since, until)
+
+
+def _versions_in(org_id: str, agent_id: str, window: Window) -> list[Selection]:
+    """The selection versions sessions started in the window were decided under, oldest
+    first: those created in it and the one in force when it began."""
+    query = (
+        store.selections(org_id, agent_id)
+        .where(filter=FieldFilter("created_at", "<", window.until))
+        .order_by("created_at", direction=firestore.Query.DESCENDING)
+        .limit(VERSIONS_READ)
+    )
+    found: list[Selection] = []
+    for version in stream_as(query, StoredSelection).values():
+        found.append(version["selection"])
+        if version["created_at"] <= window.since:
+            break
+    return found[::-1]
+
+
+def _routes(selection: Selection) -> dict[tuple[str, str], Target]:
+    """Every (target, route) the selection can lead to, with the target."""
+    default = selection["default"]
+    found: dict[tuple[str, str], Target] = {}
+    for step in steps_of(selection):
+        for index, rule in enumerate(step.rules, start=1):
+            target = target_of(rule, default)
+            for value in rule["when"]["thresholds"]:
+                found[(target_key(target), route_of_threshold(step, index, value))] = target
+    for route in (DEFAULT_ROUTE, FALLBACK_ROUTE):
+        found[(target_key(default), route)] = default
+    if selection.get("exploration"):
+        for target in list(found.values()):
+            found[(target_key(target), EXPLORED_ROUTE)] = target
+    return found
+
+
+def _recorded(source: OutcomeSource, org_id: str, agent_id: str, window: Window) -> Any:
+    return (
+        outcome_store.outcomes(source["project_id"])
+        .where(filter=FieldFilter(f"{SELECTION}.org_id", "==", org_id))
+        .where(filter=FieldFilter(f"{SELECTION}.agent_id", "==", agent_id))
+        .where(filter=FieldFilter(f"{SELECTION}.started_at", ">=", window.since))
+        .where(filter=FieldFilter(f"{SELECTION}.started_at", "<", window.until))
+    )
+
+
+def _target_queries(base: Any, key: str) -> list[Any]:
+    """A target's recorded sessions, joined ones, abnormal ends and each signal kind."""
+    of_target = base.where(filter=FieldFilter(f"{SELECTION}.target_key", "==", key))
+    return [
+        of_target,
+        of_target.where(filter=FieldFilter("abnormal_end", "in", [0, 1])),
+        of_target.where(filter=FieldFilter("abnormal_end", "==", 1)),
+        *(
+            of_target.where(filter=FieldFilter("signal_kinds", "array_contains", kind))
+            for kind in SIGNAL_KINDS
+        ),
+    ]
+
+
+PER_TARGET = 3 + len(SIGNAL_KINDS)
+
+
+def _explored_query(base: Any) -> Any:
+    return (
+        base.where(filter=FieldFilter(f"{SELECTION}.explored", "==", True))
+        .where(filter=FieldFilter("abnormal_end", "in", [0, 1]))
+        .order_by(f"{SELECTION}.started_at", direction=firestore.Query.DESCENDING)
+        .select(
+            [
+                f"{SELECTION}.target_key",
+                f"{SELECTION}.candidates",
+                f"{SELECTION}.candidate_keys",
+                f"{SELECTION}.answers",
+                "abnormal_end",
+            ]
+        )
+        .limit(EXPLORED_READ)
+    )
+
+
+@dataclass(frozen=True)
+class Explored:
+    """One explored, joined session as the estimates read it."""
+
+    logged: Logged
+    answers: dict[str, StepAnswer]
+    drawable: frozenset[str]
+
+
+def _explored(query: Any) -> list[Explored]:
+    found = []
+    for snapshot in query.stream():
+        fields = read_fields(snapshot) or {}
+        choice = fields[SELECTION]
+        found.append(
+            Explored(
+                Logged(choice["target_key"], 1 / choice["candidates"], fields["abnormal_end"]),
+                choice["answers"],
+                frozenset(choice.get("candidate_keys", ())),
+            )
+        )
+    return found
+
+
+def _count_of(query: Any) -> Callable[[], int]:
+    return lambda: counted(query)
+
+
+def _in_parallel(tasks: list[Callable[[], Any]]) -> list[Any]:
+    if not tasks:
+        return []
+    with ThreadPoolExecutor(max_workers=min(PARALLEL_QUERIES, len(tasks))) as pool:
+        return list(pool.map(lambda task: task(), tasks))
+
+
+def _share(found: Share) -> dict[str, Any]:
+    return {
+        "count": found.count,
+        "sessions": found.sessions,
+        "share": _rounded(found.share),
+        "low": _rounded(found.low),
+        "high": _rounded(found.high),
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _estimate(found: Estimate) -> dict[str, Any]:
+    shown = found.matched >= MIN_MATCHED
+    return {
+        "abnormalShare": _rounded(found.value) if shown else None,
+        "low": _rounded(found.low) if shown else None,
+        "high": _rounded(found.high) if shown else None,
+        "matched": found.matched,
+        "effectiveSessions": round(found.effective, 2),
+    }
+
+
+def _chosen(selection: Selection, explored: list[Explored]) -> list[str | None]:
+    """What the selection would have given each explored session; None when it cannot
+    decide from the answers recorded, or would have given a target the draw could not."""
+    chosen: list[str | None] = []
+    for each in explored:
+        choice = choice_of(selection, each.answers)
+        key = None if choice is None else target_key(choice.target)
+        chosen.append(key if key in each.drawable else None)
+    return chosen
+
+
+@dataclass(frozen=True)
+class Candidate:
+    change: ThresholdChange
+    weights: Weighted
+    better: bool
+    difference: dict[str, float] | None
+
+
+def _candidates(
+    current: Selection, explored: list[Explored], now_weights: Weighted
+) -> list[Candidate]:
+    changes = threshold_changes(current)
+    z = bonferroni_z(len(changes))
+    logged = [each.logged for each in explored]
+    found = []
+    for change in changes:
+        weights = weighted(logged, _chosen(changed(current, change), explored))
+        gap = difference(weights, now_weights, z)
+        enough = weights.estimate.matched >= MIN_MATCHED
+        better = gap is not None and enough and gap.high < 0
+        shown = (
+            None
+            if gap is None or not enough
+            else {
+                "value": round(gap.value, 4),
+                "low": round(gap.low, 4),
+                "high": round(gap.high, 4),
+            }
+        )
+        found.append(Candidate(change, weights, better, shown))
+    return found
+
+
+def _exploration(
+    current: Selection, explored: list[Explored]
+) -> tuple[dict[str, Any], list[Candidate]]:
+    share = current.get("exploration", {}).get("share", 0.0)
+    section: dict[str, Any] = {
+        "share": share,
+        "status": "off" if share == 0 and not explored else "too_few_explored",
+        "explored": len(explored),
+        "minimumExplored": MIN_EXPLORED,
+        "undetermined": 0,
+        "current": None,
+        "candidates": [],
+    }
+    if len(explored) < MIN_EXPLORED:
+        return section, []
+    chosen = _chosen(current, explored)
+    now_weights = weighted([each.logged for each in explored], chosen)
+    candidates = _candidates(current, explored, now_weights)
+    section |= {
+        "status": "estimated",
+        "undetermined": sum(1 for key in chosen if key is None),
+        "current": _estimate(now_weights.estimate),
+        "candidates": [
+            {
+                "change": {
+                    "stepId": c.change.step_id,
+                    "rule": c.change.rule,
+                    "value": c.change.value,
+                    "from": c.change.before,
+                    "to": c.change.after,
+                },
+                "estimate": _estimate(c.weights.estimate),
+                "difference": c.difference,
+                "better": c.better,
+            }
+            for c in candidates
+        ],
+    }
+    return section, candidates
+
+
+def _recommendation(
+    current: Selection,
+    candidates: list[Candidate],
+    report_id: str,
+    generated: datetime,
+) -> dict[str, Any] | None:
+    better = [c for c in candidates if c.better]
+    if not better:
+        return None
+    best = min(better, key=lambda c: c.weights.estimate.value or 0.0)
+    gap = best.difference or {}
+    said = (
+        f"{best.change.said()}: abnormal-end share {best.weights.estimate.value:.3f} "
+        f"estimated, {gap.get('value', 0):+.3f} against the current rules "
+        f"(interval {gap.get('low', 0):+.3f} to {gap.get('high', 0):+.3f})"
+    )
+    body = changed(current, best.change)
+    body["fromReport"] = {"reportId": report_id, "generatedAt": iso(generated), "change": said}
+    return {"change": said, "selection": body}
+
+
+def _report_id(org_id: str, agent_id: str, window: Window, generated: datetime) -> str:
+    seed = f"{org_id}|{agent_id}|{iso(window.since)}|{iso(window.until)}|{iso(generated)}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:32]
+
+
+def _started(org_id: str, agent_id: str, window: Window) -> Any:
+    return (
+        store.evaluations(org_id, agent_id)
+        .where(filter=FieldFilter("status", "==", FROZEN))
+        .where(filter=FieldFilter("at", ">=", window.since))
+        .where(filter=FieldFilter("at", "<", window.until))
+    )
+
+
+def _targets(versions: list[Selection]) -> tuple[dict[str, Target], list[tuple[str, str]]]:
+    """The targets and (target, route) pairs the versions can lead to, within the caps."""
+    pairs: dict[tuple[str, str], Target] = {}
+    for version in versions:
+        pairs |= _routes(version)
+    targets: dict[str, Target] = {}
+    for (key, _route), target in pairs.items():
+        if len(targets) < MAX_TARGETS:
+            targets.setdefault(key, target)
+    routes = [pair for pair in pairs if pair[0] in targets][:MAX_ROUTES]
+    return targets, routes
+
+
+@dataclass
+class Counts:
+    """What the counts and the explored records came to."""
+
+    started: int = 0
+    recorded: int = 0
+    by_target: dict[str, list[int]] = field(default_factory=dict)
+    by_route: dict[tuple[str, str], int] = field(default_factory=dict)
+    explored: list[Explored] = field(default_factory=list)
+
+
+def _counts(
+    org_id: str,
+    agent_id: str,
+    window: Window,
+    source: OutcomeSource | None,
+    paths: tuple[dict[str, Target], list[tuple[str, str]]],
+) -> Counts:
+    """Every count at once: started sessions, and through a readable link the recorded
+    ones, each target's and each route's, and the explored records."""
+    targets, routes = paths
+    started_query = _started(org_id, agent_id, window)
+    tasks: list[Callable[[], Any]] = [_count_of(started_query)]
+    if source is not None:
+        base = _recorded(source, org_id, agent_id, window)
+        tasks.append(_count_of(base))
+        tasks += [_count_of(q) for key in targets for q in _target_queries(base, key)]
+        tasks += [
+            _count_of(
+                base.where(filter=FieldFilter(f"{SELECTION}.target_key", "==", key)).where(
+                    filter=FieldFilter(f"{SELECTION}.route", "==", route)
+                )
+            )
+            for key, route in routes
+        ]
+        explored_query = _explored_query(base)
+        tasks.append(lambda: _explored(explored_query))
+    found = _in_parallel(tasks)
+    if source is None:
+        return Counts(started=found[0])
+    cells = found[2 : 2 + PER_TARGET * len(targets)]
+    return Counts(
+        started=found[0],
+        recorded=found[1],
+        by_target={
+            key: cells[index * PER_TARGET : (index + 1) * PER_TARGET]
+            for index, key in enumerate(targets)
+        },
+        by_route=dict(zip(routes, found[2 + PER_TARGET * len(targets) : -1], strict=True)),
+        explored=found[-1],
+    )
+
+
+def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> dict[str, Any]:
+    in_target, joined, abnormal, *kinds = cells
+    return {
+        "targetKey": key,
+        "target": target,
+        "recorded": in_target,
+        "sessions": joined,
+        "abnormalEnds": _share(wilson(abnormal, joined)),
+        "signals": {
+            kind: _share(wilson(count, joined))
+            for kind, count in zip(SIGNAL_KINDS, kinds, strict=True)
+        },
+        "routes": [
+            {"route": route, "sessions": count}
+            for (of_target, route), count in counts.by_route.items()
+            if of_target == key and count
+        ],
+    }
+
+
+def selection_report(call: Call) -> Reply:
+    params = call.params_as(ReportParams)
+    org_id, agent_id = params["orgId"], params["id"]
+    window = _window(params)
+    agent = read_as(store.agent_ref(org_id, agent_id), Agent)
+    if agent is None or "selection_version" not in agent:
+        raise not_found("The agent's model selection")
+    source = agent.get("outcome_source")
+    current_ref = store.selection_ref(org_id, agent_id, agent["selection_version"])
+    versions, stored, may_read = _in_parallel(
+        [
+            lambda: _versions_in(org_id, agent_id, window),
+            lambda: read_as(current_ref, StoredSelection),
+            lambda: source is not None and author_can_view(source),
+        ]
+    )
+    if stored is None:
+        raise not_found("The agent's model selection")
+    current: Selection = stored["selection"]
+    status = "not_linked" if source is None else "linked" if may_read else "access_lost"
+    targets, routes = _targets([*versions, current])
+    readable = source if status == "linked" else None
+    counts = _counts(org_id, agent_id, window, readable, (targets, routes))
+    target_views = [
+        _target_view(key, target, counts.by_target[key], counts)
+        for key, target in targets.items()
+        if counts.by_target.get(key, [0])[0]
+    ]
+    joined = sum(view["sessions"] for view in target_views)
+    exploration, candidates = _exploration(current, counts.explored)
+    sessions = {
+        "started": counts.started,
+        "recorded": counts.recorded,
+        "joined": joined,
+        "notRecorded": max(counts.started - counts.recorded, 0),
+        "notJoined": counts.recorded - joined,
+    }
+    generated = utcnow()
+    report_id = _report_id(org_id, agent_id, window, generated)
+    return Reply(
+        {
+            "reportId": report_id,
+            "orgId": org_id,
+            "agentId": agent_id,
+            "since": iso(window.since),
+            "until": iso(window.until),
+            "generatedAt": iso(generated),
+            "source": {
+                "status": status,
+                "projectId": source["project_id"] if source else None,
+                "agent": source["agent"] if source else None,
+            },
+            "sessions": sessions,
+            "notJoined": _not_joined(sessions, status, source),
+            "targets": target_views,
+            "exploration": exploration,
+            "recommendation": _recommendation(current, candidates, report_id, generated),
+            "method": METHOD,
+            "caveats": CAVEATS,
+        }
+    )
+
+
+def _not_joined(sessions: dict[str, int], status: str, source: OutcomeSource | None) -> list[str]:
+    said = []
+    if status == "not_linked":
+        said.append("The agent has no outcome source: no session can be joined to how it ended.")
+    if status == "access_lost":
+        said.append(
+            "The link's author can no longer view its project: nothing is read through it "
+            "until an admin who can links it again."
+        )
+    if sessions["notRecorded"]:
+        said.append(
+            f"{sessions['notRecorded']} sessions started without an outcome source (or "
+            "their evaluation never finished): their choice was recorded nowhere."
+        )
+    if sessions["notJoined"] and source is not None:
+        said.append(
+            f"{sessions['notJoined']} recorded sessions have no ended log in project "
+            f"{source['project_id']} under agent {source['agent']}: not ended yet, never "
+            "logged there, or logged under another id or name."
+        )
+    return said

@@ -1,0 +1,31 @@
+"""Where outcome records live: one per agent of an ended session, in the project that
+logged it.
+
+projects/{p}/outcomes/{s}-{a}   a = sha256(agent name)[:16]. The Psychologist merges how
+                                the session ended; AgentConnect merges, under `selection`,
+                                the choice frozen at the session's start when the agent's
+                                outcome source names this project and agent. Either half
+                                may land first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from google.cloud import firestore
+
+from shared.store import collection
+
+SELECTION = "selection"
+"""The map AgentConnect's half of a record is merged under."""
+
+
+def outcomes(project_id: str) -> firestore.CollectionReference:
+    return collection("projects", project_id, "outcomes")
+
+
+def outcome_ref(project_id: str, session_id: str, agent: str) -> firestore.DocumentReference:
+    """One agent's outcome of a session. Agent names are the client's strings: hashed,
+    they make a valid, fixed-length key, and a session's outcomes stay side by side."""
+    key = hashlib.sha256(agent.encode()).hexdigest()[:16]
+    return outcomes(project_id).document(f"{session_id}-{key}")

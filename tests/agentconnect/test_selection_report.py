@@ -1,0 +1,330 @@
+"""Model selection judged by how its sessions end: an agent linked to the project its
+sessions are logged in, sessions started, logged and ended under the same ids, and a
+report whose counts are what was sent; exploration whose estimates a person can act on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from cli.gemini_stand_in import Recorded, Reply
+from functions.agentconnect.selection import unit_hash
+from shared.clients import db
+from shared.validation import issues_for
+from tests.agentconnect.conftest import DEFAULT, Connect, selection_with
+from tests.api import Configure, assert_conforms, wait_for
+from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
+from tests.psychologist.conftest import Log
+
+AGENT_NAME = "dev-api"
+PRO = {**DEFAULT, "model": "gemini-2.5-pro", "effort": "high"}
+CONTAINER = {**DEFAULT, "runtime": "container", "effort": "medium", "permissionMode": "plan"}
+
+
+def key(target: dict[str, Any]) -> str:
+    fast = "fast" if target["fastMode"] else "standard"
+    return "|".join(
+        (target["runtime"], target["model"], target["effort"], target["permissionMode"], fast)
+    )
+
+
+@dataclass
+class Loop:
+    """An org's agent linked to a project whose member logs its sessions."""
+
+    connect: Connect
+    project: str
+    logger: str
+
+    def link(self, token: str | None = None, project: str | None = None) -> Any:
+        body = {"projectId": project or self.project, "agent": AGENT_NAME}
+        return self.connect.api.call(
+            "PUT", self.connect.path("/outcome-source"), body, token or self.connect.admin
+        )
+
+    def report(self, token: str | None = None, **query: str) -> dict[str, Any]:
+        suffix = "?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else ""
+        reply = self.connect.api.call(
+            "GET",
+            self.connect.path(f"/selection-report{suffix}"),
+            token=token or self.connect.viewer,
+        )
+        assert reply.status_code == 200, reply.text
+        assert_conforms("GET", "/v1/orgs/{orgId}/agents/{id}/selection-report", reply)
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def log_and_end(
+        self, session: str, state: str, agent: str = AGENT_NAME, reopened: bool = False
+    ) -> None:
+        log = Log()
+        log.add(agent, "task.opened", task="T-1")
+        for _ in range(2 if reopened else 0):
+            log.add(agent, "task.reopened", task="T-1")
+        api = self.connect.api
+        base = f"/projects/{self.project}/sessions/{session}"
+        assert api.post(f"{base}/events", {"events": log.events}, self.logger).status_code == 200
+        ended = api.post(f"{base}/end", {"state": state}, self.logger)
+        assert ended.status_code == 200, ended.text
+        analysis = ended.json()["analysisId"]
+
+        def settled() -> bool:
+            reply = api.call(
+                "GET", f"/projects/{self.project}/analyses/{analysis}", token=self.logger
+            )
+            return reply.json()["status"] in ("completed", "failed")
+
+        wait_for(settled)
+
+
+def answering(step_answers: Callable[[str, str], tuple[Any, float]]) -> Callable[[Recorded], Reply]:
+    """A Gemini stand-in responder: each AgentConnect question answered from the session's
+    title and the question by `step_answers`, every analysis with no hypothesis."""
+
+    def respond(recorded: Recorded) -> Reply:
+        properties = recorded.body["generationConfig"]["responseJsonSchema"]["properties"]
+        if "hypotheses" in properties:
+            return Reply(text=json.dumps({"hypotheses": []}))
+        title = json.loads(recorded.prompt.split("\n")[1])["title"]
+        value, probability = step_answers(title, recorded.prompt)
+        return Reply(text=json.dumps({"value": value, "probability": probability}))
+
+    return respond
+
+
+def by_title(title: str, prompt: str) -> tuple[Any, float]:
+    if "deep reasoning" in prompt:
+        return ("deep" in title, 0.9)
+    return ("small", 0.9)
+
+
+@pytest.fixture
+def loop(configured: Connect, configure: Configure) -> Loop:
+    configure(PSYCHOLOGIST_GEMINI_BATCH="off")
+    world = configured.world
+    project = world.tenant("project")
+    world.member(project, "ada", "viewer")
+    logger = world.user(project, "lou", "member", capabilities=PSYCHOLOGIST)
+    world.gemini.respond_with(answering(by_title))
+    return Loop(configured, project, logger)
+
+
+def test_a_linked_agents_report_counts_exactly_what_was_sent(loop: Loop) -> None:
+    """Six sessions are started, logged and ended under the same ids in the linked
+    project; one more is never logged and one is logged under another agent name. The
+    report counts each target's sessions, abnormal ends and reopened tasks as sent, says
+    which rule led there, and counts the two it could not join."""
+    assert loop.link().status_code == 200
+    sent = [
+        ("deep-1", "closed", True),
+        ("deep-2", "closed_abnormally", False),
+        ("deep-3", "closed", False),
+        ("plain-1", "closed_abnormally", True),
+        ("plain-2", "closed_abnormally", False),
+        ("plain-3", "closed", False),
+    ]
+    for title, state, reopened in sent:
+        started = loop.connect.start(title, sessionId=f"s-{title}")
+        loop.connect.frozen(started["seq"])
+        loop.log_and_end(started["sessionId"], state, reopened=reopened)
+    never = loop.connect.start("plain-never", sessionId="s-never")
+    elsewhere = loop.connect.start("plain-elsewhere", sessionId="s-elsewhere")
+    for started in (never, elsewhere):
+        loop.connect.frozen(started["seq"])
+    loop.log_and_end("s-elsewhere", "closed", agent="reviewer")
+
+    report = loop.report()
+    assert report["source"] == {"status": "linked", "projectId": loop.project, "agent": AGENT_NAME}
+    assert report["sessions"] == {
+        "started": 8,
+        "recorded": 8,
+        "joined": 6,
+        "notRecorded": 0,
+        "notJoined": 2,
+    }
+    targets = {t["targetKey"]: t for t in report["targets"]}
+    assert set(targets) == {key(PRO), key(DEFAULT)}
+    pro, default = targets[key(PRO)], targets[key(DEFAULT)]
+    assert (pro["recorded"], pro["sessions"]) == (3, 3)
+    assert (default["recorded"], default["sessions"]) == (5, 3)
+    assert pro["abnormalEnds"]["count"] == 1
+    assert default["abnormalEnds"]["count"] == 2
+    assert pro["signals"]["task_reopened"]["count"] == 1
+    assert default["signals"]["task_reopened"]["count"] == 1
+    assert default["signals"]["last_events_before_abnormal_end"]["count"] == 2
+    share = default["abnormalEnds"]
+    assert share["share"] == pytest.approx(2 / 3, abs=1e-4)
+    assert share["low"] < share["share"] < share["high"]
+    assert pro["routes"] == [{"route": "initial/1:true", "sessions": 3}]
+    assert default["routes"] == [{"route": "default", "sessions": 5}]
+    assert "2 recorded sessions have no ended log" in " ".join(report["notJoined"])
+    assert report["exploration"]["status"] == "off"
+    assert report["recommendation"] is None
+
+
+def test_an_agent_cannot_be_linked_to_a_project_its_admin_cannot_view(loop: Loop) -> None:
+    foreign = loop.connect.world.tenant("project")
+    refused = loop.link(project=foreign)
+    assert refused.status_code == 403, refused.text
+    missing = loop.connect.api.call(
+        "GET", loop.connect.path("/outcome-source"), token=loop.connect.viewer
+    )
+    assert missing.status_code == 404
+
+
+def test_a_link_whose_author_lost_the_project_reads_nothing_through_it(loop: Loop) -> None:
+    assert loop.link().status_code == 200
+    started = loop.connect.start("deep-1", sessionId="s-deep-1")
+    loop.connect.frozen(started["seq"])
+    loop.log_and_end("s-deep-1", "closed_abnormally")
+    assert loop.report()["sessions"]["joined"] == 1
+    db().document(f"projects/{loop.project}/members/ada").delete()
+    report = loop.report()
+    assert report["source"]["status"] == "access_lost"
+    assert report["targets"] == []
+    assert report["sessions"]["joined"] == 0
+    link = loop.connect.api.call(
+        "GET", loop.connect.path("/outcome-source"), token=loop.connect.viewer
+    )
+    assert link.json()["authorCanView"] is False
+
+
+def test_an_unlinked_agents_sessions_are_counted_as_recorded_nowhere(loop: Loop) -> None:
+    started = loop.connect.start("deep-1", sessionId="s-deep-1")
+    loop.connect.frozen(started["seq"])
+    loop.log_and_end("s-deep-1", "closed")
+    report = loop.report()
+    assert report["source"] == {"status": "not_linked", "projectId": None, "agent": None}
+    assert report["sessions"] == {
+        "started": 1,
+        "recorded": 0,
+        "joined": 0,
+        "notRecorded": 1,
+        "notJoined": 0,
+    }
+
+
+def test_a_session_started_after_the_link_is_removed_is_not_recorded(loop: Loop) -> None:
+    assert loop.link().status_code == 200
+    removed = loop.connect.api.call(
+        "DELETE", loop.connect.path("/outcome-source"), token=loop.connect.admin
+    )
+    assert removed.status_code == 200
+    assert removed.json()["projectId"] == loop.project
+    started = loop.connect.start("deep-1", sessionId="s-deep-1")
+    loop.connect.frozen(started["seq"])
+    loop.log_and_end("s-deep-1", "closed")
+    assert loop.report()["sessions"]["notRecorded"] == 1
+
+
+def test_a_viewer_may_read_the_report_but_not_link(loop: Loop) -> None:
+    assert loop.link(token=loop.connect.viewer).status_code == 403
+    assert loop.report(token=loop.connect.viewer)["source"]["status"] == "not_linked"
+
+
+def exploring_ids(count: int, share: float) -> list[str]:
+    """Session ids whose hash puts them in the exploration share."""
+    found: list[str] = []
+    n = 0
+    while len(found) < count:
+        candidate = f"x-{n}"
+        if unit_hash("explore", candidate) < share:
+            found.append(candidate)
+        n += 1
+    return found
+
+
+def test_exploration_draws_a_target_the_evaluation_read_states_and_the_contract_holds(
+    loop: Loop,
+) -> None:
+    """An exploring session's target is drawn among the targets whose permission mode is
+    at most the rules' choice; the published evaluation passes its contract and its
+    reason says the choice was explored."""
+    assert loop.connect.configure(selection_with(exploration={"share": 0.1})).status_code == 201
+    assert loop.link().status_code == 200
+    seen: set[str] = set()
+    for session in exploring_ids(6, 0.1):
+        started = loop.connect.start("plain task", sessionId=session)
+        body = loop.connect.frozen(started["seq"])
+        assert issues_for("agentconnect/evaluation", body) == []
+        assert body["reason"].startswith("explored (share 0.1)")
+        assert body["outcome"] == "defaulted"
+        seen.add(key(body["target"]))
+    assert seen <= {key(PRO), key(DEFAULT), key(CONTAINER)}
+    assert len(seen) > 1
+
+
+def test_with_exploration_the_report_estimates_and_recommends_a_threshold_a_person_puts(
+    loop: Loop,
+) -> None:
+    """Every session answers the first question `true` at 0.65, under the rule's 0.8, so
+    the rules always give the default; 45 exploring sessions draw among the three
+    targets, and those given the strong target end well while the others end abnormally.
+    The report estimates the current rules and each threshold change off-policy, finds
+    lowering the threshold better at the interval level, and proposes it as a body that,
+    once PUT, records the report it came from."""
+    explored = selection_with(exploration={"share": 0.1})
+    assert loop.connect.configure(explored).status_code == 201
+    assert loop.link().status_code == 200
+    loop.connect.world.gemini.respond_with(
+        answering(lambda _t, p: (True, 0.65) if "deep reasoning" in p else ("small", 0.9))
+    )
+    for session in exploring_ids(45, 0.1):
+        started = loop.connect.start("task", sessionId=session)
+        target = loop.connect.frozen(started["seq"])["target"]
+        good = target["model"] == PRO["model"]
+        loop.log_and_end(session, "closed" if good else "closed_abnormally")
+    report = loop.report()
+    section = report["exploration"]
+    assert (section["status"], section["explored"], section["share"]) == ("estimated", 45, 0.1)
+    assert section["current"]["abnormalShare"] == 1.0
+    lowered = next(
+        c
+        for c in section["candidates"]
+        if c["change"] == {"stepId": "initial", "rule": 1, "value": "true", "from": 0.8, "to": 0.6}
+    )
+    assert lowered["better"] is True, lowered
+    assert lowered["estimate"]["abnormalShare"] == 0.0
+    assert lowered["difference"]["high"] < 0
+    raised = next(c for c in section["candidates"] if c["change"]["to"] == 0.9)
+    assert raised["better"] is False
+    recommended = report["recommendation"]
+    assert recommended is not None
+    body = recommended["selection"]
+    assert body["decision"]["rules"][0]["when"]["thresholds"] == {"true": 0.6}
+    assert body["fromReport"]["reportId"] == report["reportId"]
+    put = loop.connect.configure(body)
+    assert put.status_code == 201, put.text
+    assert put.json()["selection"]["fromReport"]["reportId"] == report["reportId"]
+
+
+def test_below_the_minimum_of_explored_sessions_the_report_says_it_cannot_tell(
+    loop: Loop,
+) -> None:
+    assert loop.connect.configure(selection_with(exploration={"share": 0.2})).status_code == 201
+    assert loop.link().status_code == 200
+    for session in exploring_ids(3, 0.2):
+        started = loop.connect.start("task", sessionId=session)
+        loop.connect.frozen(started["seq"])
+        loop.log_and_end(session, "closed")
+    section = loop.report()["exploration"]
+    assert (section["status"], section["explored"], section["current"]) == (
+        "too_few_explored",
+        3,
+        None,
+    )
+
+
+def test_a_report_window_with_since_after_until_is_refused(loop: Loop) -> None:
+    reply = loop.connect.api.call(
+        "GET",
+        loop.connect.path(
+            "/selection-report?since=2026-12-02T00:00:00Z&until=2026-12-01T00:00:00Z"
+        ),
+        token=loop.connect.viewer,
+    )
+    assert reply.status_code == 400
