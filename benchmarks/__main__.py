@@ -21,6 +21,7 @@ from benchmarks.job_costs import job_costs
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
+from benchmarks.routing import routing
 from benchmarks.seeding import BENCH_ENV, seed
 from benchmarks.throughput import throughput
 from benchmarks.tokens import token_use
@@ -36,6 +37,7 @@ SECTIONS = (
     "pipeline",
     "tokens",
     "bursts",
+    "routing",
 )
 
 
@@ -160,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
                 "bursts",
                 "bursts on one document and mixed load at concurrency 16 (about 2 min)",
                 lambda: bursts(seeded, host_url(), gemini),
+            ),
+            (
+                "routing",
+                "model selection judged by outcomes: 60 sessions through the real path, "
+                "then 500 simulated replications through the report's estimators (about 2 min)",
+                lambda: routing(seeded, host_url(), gemini),
             ),
         )
         for section, label, measure in phases:

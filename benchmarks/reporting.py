@@ -185,6 +185,37 @@ def _throughput_lines(throughput: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _routing_lines(routing: dict[str, Any]) -> list[str]:
+    real, sim = routing["real_path"], routing["simulation"]
+    coverage, error = sim["coverage"], sim["estimator_error"]
+    policies = sim["policies"]
+    recommended = policies["recommended"]
+    lines = [
+        "Model selection judged by outcomes:",
+        f"  real path: {real['sessions_sent']} sessions started, logged and ended; report "
+        f"joined {real['report_joined']}; per-target counts equal to what was sent: "
+        f"{'yes' if real['counts_equal'] else 'NO'}",
+        f"  simulation: {sim['replications']} replications of {sim['sessions_per_replication']} "
+        f"sessions at exploration {sim['exploration_share']} "
+        f"({sim['explored_per_replication']:.0f} explored each)",
+        f"  coverage of 95% intervals (goal 93-97%): target shares (Wilson) "
+        f"{coverage['target_shares_wilson']:.1%} of {coverage['target_share_intervals']}; "
+        f"current rules (SNIPW) {coverage['current_rules_snipw']:.1%}; every served "
+        f"estimate {coverage['every_served_estimate_snipw']:.1%} of "
+        f"{coverage['served_estimates']}",
+        f"  estimator error against the truth: mean absolute {error['mean_absolute']:.4f}, "
+        f"mean signed {error['mean_signed']:+.4f}",
+        f"  recommendations: {recommended['replications_with_a_recommendation']} of "
+        f"{sim['replications']} replications, {recommended['recommendations_truly_worse']} "
+        "of them truly no better than the current rules",
+        f"  {'policy':18} {'abnormal share':>15} {'strongest share':>16}",
+    ]
+    for name in ("recommended", "current_rules", "always_strongest", "always_default"):
+        row = policies[name]
+        lines.append(f"  {name:18} {row['abnormal_share']:15.4f} {row['strongest_share']:16.4f}")
+    return lines
+
+
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (("warm_latency", "round_trips", "job_costs"), _warm_lines),
     (("throughput",), lambda results: _throughput_lines(results["throughput"])),
@@ -193,6 +224,7 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("growth", "pipeline", "warm_latency"), _growth_lines),
     (("tokens",), lambda results: _token_lines(results["tokens"])),
     (("bursts",), lambda results: _burst_lines(results["bursts"])),
+    (("routing",), lambda results: _routing_lines(results["routing"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
 results file prints the tables it has."""

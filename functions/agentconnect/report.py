@@ -53,6 +53,7 @@ from functions.agentconnect.views import author_can_view
 from functions.outcomes import store as outcome_store
 from functions.outcomes.documents import SIGNAL_KINDS, StepAnswer
 from functions.outcomes.estimators import (
+    Difference,
     Estimate,
     Logged,
     Share,
@@ -243,8 +244,8 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _estimate(found: Estimate) -> dict[str, Any]:
-    shown = found.matched >= MIN_MATCHED
+def _estimate(found: Estimate, served: bool = True) -> dict[str, Any]:
+    shown = served and found.matched >= MIN_MATCHED
     return {
         "abnormalShare": _rounded(found.value) if shown else None,
         "low": _rounded(found.low) if shown else None,
@@ -254,53 +255,89 @@ def _estimate(found: Estimate) -> dict[str, Any]:
     }
 
 
-def _chosen(selection: Selection, explored: list[Explored]) -> list[str | None]:
-    """What the selection would have given each explored session; None when it cannot
-    decide from the answers recorded, or would have given a target the draw could not."""
+@dataclass(frozen=True)
+class Judged:
+    """A policy over the explored sessions: what it would have given each (None when it
+    cannot decide from the answers recorded, or would give a target the draw could not)."""
+
+    chosen: list[str | None]
+    undetermined: int
+    unsupported: int
+    """Sessions where it would give a target above the permission mode the rules chose:
+    never drawn, so nothing says how they would have ended."""
+
+
+def judged(selection: Selection, explored: list[Explored]) -> Judged:
     chosen: list[str | None] = []
+    undetermined = unsupported = 0
     for each in explored:
         choice = choice_of(selection, each.answers)
         key = None if choice is None else target_key(choice.target)
+        undetermined += key is None
+        unsupported += key is not None and key not in each.drawable
         chosen.append(key if key in each.drawable else None)
-    return chosen
+    return Judged(chosen, undetermined, unsupported)
 
 
 @dataclass(frozen=True)
 class Candidate:
     change: ThresholdChange
     weights: Weighted
-    better: bool
-    difference: dict[str, float] | None
+    unsupported: int
+    difference: Difference | None
+    """Against the current rules, at the Bonferroni level; None when not served."""
+
+    @property
+    def served(self) -> bool:
+        return self.difference is not None
+
+    @property
+    def better(self) -> bool:
+        return self.difference is not None and self.difference.high < 0
 
 
-def _candidates(
-    current: Selection, explored: list[Explored], now_weights: Weighted
-) -> list[Candidate]:
+@dataclass(frozen=True)
+class Estimates:
+    """The current rules and each threshold change, estimated over explored sessions."""
+
+    current: Weighted
+    undetermined: int
+    candidates: list[Candidate]
+
+
+def estimate(current: Selection, explored: list[Explored]) -> Estimates:
+    """SNIPW estimates of the current rules and of each threshold change. A change is
+    served when it matches at least MIN_MATCHED explored sessions and would never give a
+    target the draws could not; it is better when its paired difference from the current
+    rules lies below zero at the Bonferroni level over the changes tried."""
+    logged = [each.logged for each in explored]
+    now = judged(current, explored)
+    now_weights = weighted(logged, now.chosen)
     changes = threshold_changes(current)
     z = bonferroni_z(len(changes))
-    logged = [each.logged for each in explored]
-    found = []
+    candidates = []
     for change in changes:
-        weights = weighted(logged, _chosen(changed(current, change), explored))
-        gap = difference(weights, now_weights, z)
-        enough = weights.estimate.matched >= MIN_MATCHED
-        better = gap is not None and enough and gap.high < 0
-        shown = (
-            None
-            if gap is None or not enough
-            else {
-                "value": round(gap.value, 4),
-                "low": round(gap.low, 4),
-                "high": round(gap.high, 4),
-            }
-        )
-        found.append(Candidate(change, weights, better, shown))
-    return found
+        policy = judged(changed(current, change), explored)
+        weights = weighted(logged, policy.chosen)
+        servable = weights.estimate.matched >= MIN_MATCHED and policy.unsupported == 0
+        gap = difference(weights, now_weights, z) if servable else None
+        candidates.append(Candidate(change, weights, policy.unsupported, gap))
+    return Estimates(now_weights, now.undetermined, candidates)
+
+
+def _difference(found: Difference | None) -> dict[str, float] | None:
+    if found is None:
+        return None
+    return {
+        "value": round(found.value, 4),
+        "low": round(found.low, 4),
+        "high": round(found.high, 4),
+    }
 
 
 def _exploration(
     current: Selection, explored: list[Explored]
-) -> tuple[dict[str, Any], list[Candidate]]:
+) -> tuple[dict[str, Any], Estimates | None]:
     share = current.get("exploration", {}).get("share", 0.0)
     section: dict[str, Any] = {
         "share": share,
@@ -312,14 +349,12 @@ def _exploration(
         "candidates": [],
     }
     if len(explored) < MIN_EXPLORED:
-        return section, []
-    chosen = _chosen(current, explored)
-    now_weights = weighted([each.logged for each in explored], chosen)
-    candidates = _candidates(current, explored, now_weights)
+        return section, None
+    found = estimate(current, explored)
     section |= {
         "status": "estimated",
-        "undetermined": sum(1 for key in chosen if key is None),
-        "current": _estimate(now_weights.estimate),
+        "undetermined": found.undetermined,
+        "current": _estimate(found.current.estimate),
         "candidates": [
             {
                 "change": {
@@ -329,31 +364,37 @@ def _exploration(
                     "from": c.change.before,
                     "to": c.change.after,
                 },
-                "estimate": _estimate(c.weights.estimate),
-                "difference": c.difference,
+                "estimate": _estimate(c.weights.estimate, c.served),
+                "unsupported": c.unsupported,
+                "difference": _difference(c.difference),
                 "better": c.better,
             }
-            for c in candidates
+            for c in found.candidates
         ],
     }
-    return section, candidates
+    return section, found
+
+
+def recommended(estimates: Estimates | None) -> Candidate | None:
+    """The better change with the lowest estimated abnormal-end share, if any."""
+    better = [c for c in estimates.candidates if c.better] if estimates else []
+    return min(better, key=lambda c: c.weights.estimate.value or 0.0, default=None)
 
 
 def _recommendation(
     current: Selection,
-    candidates: list[Candidate],
+    estimates: Estimates | None,
     report_id: str,
     generated: datetime,
 ) -> dict[str, Any] | None:
-    better = [c for c in candidates if c.better]
-    if not better:
+    best = recommended(estimates)
+    if best is None or best.difference is None:
         return None
-    best = min(better, key=lambda c: c.weights.estimate.value or 0.0)
-    gap = best.difference or {}
+    gap = best.difference
     said = (
         f"{best.change.said()}: abnormal-end share {best.weights.estimate.value:.3f} "
-        f"estimated, {gap.get('value', 0):+.3f} against the current rules "
-        f"(interval {gap.get('low', 0):+.3f} to {gap.get('high', 0):+.3f})"
+        f"estimated, {gap.value:+.3f} against the current rules "
+        f"(interval {gap.low:+.3f} to {gap.high:+.3f})"
     )
     body = changed(current, best.change)
     body["fromReport"] = {"reportId": report_id, "generatedAt": iso(generated), "change": said}
@@ -489,7 +530,7 @@ def selection_report(call: Call) -> Reply:
         if counts.by_target.get(key, [0])[0]
     ]
     joined = sum(view["sessions"] for view in target_views)
-    exploration, candidates = _exploration(current, counts.explored)
+    exploration, estimates = _exploration(current, counts.explored)
     sessions = {
         "started": counts.started,
         "recorded": counts.recorded,
@@ -516,7 +557,7 @@ def selection_report(call: Call) -> Reply:
             "notJoined": _not_joined(sessions, status, source),
             "targets": target_views,
             "exploration": exploration,
-            "recommendation": _recommendation(current, candidates, report_id, generated),
+            "recommendation": _recommendation(current, estimates, report_id, generated),
             "method": METHOD,
             "caveats": CAVEATS,
         }

@@ -9,7 +9,9 @@ was given it, and the estimate is the weighted share of abnormal ends. Its varia
 delta method's, sum(w²(y - μ)²) / (sum w)²; the interval is Wilson's at the effective
 sample size that variance implies (μ(1 - μ) / variance), which keeps it inside [0, 1] and
 honest when few sessions count. A difference between two policies over the same sessions
-is paired: its variance sums the squared differences of the two estimates' influences.
+is paired and inverse-propensity weighted without normalising (unbiased, and exactly
+zero on every session the two policies decide alike), with the sample variance of the
+per-session differences.
 `python -m benchmarks --only routing` prints the coverage of each interval on simulated
 sessions with known truth."""
 
@@ -80,11 +82,12 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Weighted:
-    """A policy's weights over logged sessions: its estimate and each session's influence
-    on it (what a paired difference needs)."""
+    """A policy's weights over logged sessions: its estimate, and each session's
+    inverse-propensity term (1 / propensity when the policy matches the session's target
+    and it ended abnormally, else 0), which a paired difference reads."""
 
     estimate: Estimate
-    influence: list[float]
+    terms: list[float]
 
 
 NO_ESTIMATE = Estimate(None, None, None, 0, 0.0)
@@ -99,17 +102,17 @@ def weighted(logged: Sequence[Logged], chosen: Sequence[str | None]) -> Weighted
         for each, choice in zip(logged, chosen, strict=True)
     ]
     total = sum(weights)
+    terms = [w * each.abnormal for w, each in zip(weights, logged, strict=True)]
     if total <= 0:
-        return Weighted(NO_ESTIMATE, [0.0] * len(logged))
+        return Weighted(NO_ESTIMATE, terms)
     value = sum(w * each.abnormal for w, each in zip(weights, logged, strict=True)) / total
-    influence = [
-        w * (each.abnormal - value) / total for w, each in zip(weights, logged, strict=True)
-    ]
-    variance = sum(part * part for part in influence)
+    variance = sum(
+        (w * (each.abnormal - value) / total) ** 2 for w, each in zip(weights, logged, strict=True)
+    )
     effective = total * total / sum(w * w for w in weights)
     matched = sum(1 for w in weights if w > 0)
     low, high = _interval(value, variance, effective)
-    return Weighted(Estimate(value, low, high, matched, effective), influence)
+    return Weighted(Estimate(value, low, high, matched, effective), terms)
 
 
 def _interval(value: float, variance: float, effective: float) -> tuple[float, float]:
@@ -128,11 +131,15 @@ class Difference:
 
 def difference(proposed: Weighted, current: Weighted, z: float = Z_95) -> Difference | None:
     """Proposed minus current abnormal-end share over the same sessions, with its
-    interval at `z` (paired: one variance over both policies' influences)."""
-    if proposed.estimate.value is None or current.estimate.value is None:
+    interval at `z`. Paired and not normalised: the mean of each session's difference of
+    inverse-propensity terms, which is exactly 0 wherever the two policies agree, so only
+    the sessions they decide differently add variance."""
+    n = len(proposed.terms)
+    if n <= 1 or proposed.estimate.value is None or current.estimate.value is None:
         return None
-    value = proposed.estimate.value - current.estimate.value
-    variance = sum((a - b) ** 2 for a, b in zip(proposed.influence, current.influence, strict=True))
+    gaps = [a - b for a, b in zip(proposed.terms, current.terms, strict=True)]
+    value = sum(gaps) / n
+    variance = sum((gap - value) ** 2 for gap in gaps) / (n - 1) / n
     spread = z * math.sqrt(variance)
     return Difference(value, value - spread, value + spread)
 
