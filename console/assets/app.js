@@ -7,8 +7,9 @@ import * as calibration from "./calibration.js";
 import * as evaluations from "./evaluations.js";
 import * as hypotheses from "./hypotheses.js";
 import * as research from "./research.js";
+import * as selection from "./selection.js";
 
-const VIEWS = { hypotheses, research, evaluations, calibration };
+const VIEWS = { hypotheses, research, evaluations, selection, calibration };
 
 function route() {
   const [path, query] = window.location.hash.replace(/^#\/?/, "").split("?");

@@ -4,113 +4,23 @@ report whose counts are what was sent; exploration whose estimates a person can 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
 
-from cli.gemini_stand_in import Recorded, Reply
-from functions.agentconnect.selection import unit_hash
 from shared.clients import db
 from shared.validation import issues_for
-from tests.agentconnect.conftest import DEFAULT, Connect, selection_with
-from tests.api import Configure, assert_conforms, wait_for
-from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
-from tests.psychologist.conftest import Log
+from tests.agentconnect.conftest import DEFAULT, selection_with
+from tests.agentconnect.loop import (
+    AGENT_NAME,
+    CONTAINER,
+    PRO,
+    Loop,
+    exploring_ids,
+    key,
+    loop,
+    run_explored,
+)
 
-AGENT_NAME = "dev-api"
-PRO = {**DEFAULT, "model": "gemini-2.5-pro", "effort": "high"}
-CONTAINER = {**DEFAULT, "runtime": "container", "effort": "medium", "permissionMode": "plan"}
-
-
-def key(target: dict[str, Any]) -> str:
-    fast = "fast" if target["fastMode"] else "standard"
-    return "|".join(
-        (target["runtime"], target["model"], target["effort"], target["permissionMode"], fast)
-    )
-
-
-@dataclass
-class Loop:
-    """An org's agent linked to a project whose member logs its sessions."""
-
-    connect: Connect
-    project: str
-    logger: str
-
-    def link(self, token: str | None = None, project: str | None = None) -> Any:
-        body = {"projectId": project or self.project, "agent": AGENT_NAME}
-        return self.connect.api.call(
-            "PUT", self.connect.path("/outcome-source"), body, token or self.connect.admin
-        )
-
-    def report(self, token: str | None = None, **query: str) -> dict[str, Any]:
-        suffix = "?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else ""
-        reply = self.connect.api.call(
-            "GET",
-            self.connect.path(f"/selection-report{suffix}"),
-            token=token or self.connect.viewer,
-        )
-        assert reply.status_code == 200, reply.text
-        assert_conforms("GET", "/v1/orgs/{orgId}/agents/{id}/selection-report", reply)
-        body: dict[str, Any] = reply.json()
-        return body
-
-    def log_and_end(
-        self, session: str, state: str, agent: str = AGENT_NAME, reopened: bool = False
-    ) -> None:
-        log = Log()
-        log.add(agent, "task.opened", task="T-1")
-        for _ in range(2 if reopened else 0):
-            log.add(agent, "task.reopened", task="T-1")
-        api = self.connect.api
-        base = f"/projects/{self.project}/sessions/{session}"
-        assert api.post(f"{base}/events", {"events": log.events}, self.logger).status_code == 200
-        ended = api.post(f"{base}/end", {"state": state}, self.logger)
-        assert ended.status_code == 200, ended.text
-        analysis = ended.json()["analysisId"]
-
-        def settled() -> bool:
-            reply = api.call(
-                "GET", f"/projects/{self.project}/analyses/{analysis}", token=self.logger
-            )
-            return reply.json()["status"] in ("completed", "failed")
-
-        wait_for(settled)
-
-
-def answering(step_answers: Callable[[str, str], tuple[Any, float]]) -> Callable[[Recorded], Reply]:
-    """A Gemini stand-in responder: each AgentConnect question answered from the session's
-    title and the question by `step_answers`, every analysis with no hypothesis."""
-
-    def respond(recorded: Recorded) -> Reply:
-        properties = recorded.body["generationConfig"]["responseJsonSchema"]["properties"]
-        if "hypotheses" in properties:
-            return Reply(text=json.dumps({"hypotheses": []}))
-        title = json.loads(recorded.prompt.split("\n")[1])["title"]
-        value, probability = step_answers(title, recorded.prompt)
-        return Reply(text=json.dumps({"value": value, "probability": probability}))
-
-    return respond
-
-
-def by_title(title: str, prompt: str) -> tuple[Any, float]:
-    if "deep reasoning" in prompt:
-        return ("deep" in title, 0.9)
-    return ("small", 0.9)
-
-
-@pytest.fixture
-def loop(configured: Connect, configure: Configure) -> Loop:
-    configure(PSYCHOLOGIST_GEMINI_BATCH="off")
-    world = configured.world
-    project = world.tenant("project")
-    world.member(project, "ada", "viewer")
-    logger = world.user(project, "lou", "member", capabilities=PSYCHOLOGIST)
-    world.gemini.respond_with(answering(by_title))
-    return Loop(configured, project, logger)
+__all__ = ["loop"]
 
 
 def test_a_linked_agents_report_counts_exactly_what_was_sent(loop: Loop) -> None:
@@ -226,18 +136,6 @@ def test_a_viewer_may_read_the_report_but_not_link(loop: Loop) -> None:
     assert loop.report(token=loop.connect.viewer)["source"]["status"] == "not_linked"
 
 
-def exploring_ids(count: int, share: float) -> list[str]:
-    """Session ids whose hash puts them in the exploration share."""
-    found: list[str] = []
-    n = 0
-    while len(found) < count:
-        candidate = f"x-{n}"
-        if unit_hash("explore", candidate) < share:
-            found.append(candidate)
-        n += 1
-    return found
-
-
 def test_exploration_draws_a_target_the_evaluation_read_states_and_the_contract_holds(
     loop: Loop,
 ) -> None:
@@ -267,17 +165,7 @@ def test_with_exploration_the_report_estimates_and_recommends_a_threshold_a_pers
     The report estimates the current rules and each threshold change off-policy, finds
     lowering the threshold better at the interval level, and proposes it as a body that,
     once PUT, records the report it came from."""
-    explored = selection_with(exploration={"share": 0.1})
-    assert loop.connect.configure(explored).status_code == 201
-    assert loop.link().status_code == 200
-    loop.connect.world.gemini.respond_with(
-        answering(lambda _t, p: (True, 0.65) if "deep reasoning" in p else ("small", 0.9))
-    )
-    for session in exploring_ids(45, 0.1):
-        started = loop.connect.start("task", sessionId=session)
-        target = loop.connect.frozen(started["seq"])["target"]
-        good = target["model"] == PRO["model"]
-        loop.log_and_end(session, "closed" if good else "closed_abnormally")
+    run_explored(loop, 45)
     report = loop.report()
     section = report["exploration"]
     assert (section["status"], section["explored"], section["share"]) == ("estimated", 45, 0.1)

@@ -18,10 +18,11 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_
 
 from cli.host import LocalHost
 from tests.agentconnect.conftest import configured, connect
+from tests.agentconnect.loop import loop
 from tests.psychologist.conftest import psy
 from tests.research.conftest import research
 
-__all__ = ["configured", "connect", "psy", "research"]
+__all__ = ["configured", "connect", "loop", "psy", "research"]
 
 AXE = Axe()
 CHROMIUM_FLAGS = [

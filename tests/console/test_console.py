@@ -18,6 +18,7 @@ from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
+from tests.agentconnect.loop import Loop, run_explored
 from tests.api import document
 from tests.console.conftest import Console
 from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
@@ -576,3 +577,35 @@ def test_hypotheses_page_through_the_next_page_token(psy: Psychologist, console:
     expect(cards).to_have_count(3)
     assert [cards.nth(i).get_attribute("data-id") for i in range(3)] == newest_first
     expect(console.page.get_by_role("button", name="Load more")).to_have_count(0)
+
+
+def test_the_selection_report_shows_shares_with_intervals_and_an_admin_puts_its_recommendation(
+    loop: Loop, console: Console
+) -> None:
+    """After 45 exploring sessions the report view shows each target's joined sessions
+    and abnormal-end share with its interval, the threshold changes estimated, and the
+    recommendation; an admin puts it from the page, and the new version names the report."""
+    run_explored(loop, 45)
+    expected = loop.report()
+    console.open()
+    console.sign_in(loop.connect.admin)
+    console.show("selection", org=loop.connect.org, agent=AGENT)
+    rows = console.page.locator("table.targets tbody tr")
+    expect(rows).to_have_count(len(expected["targets"]))
+    for target in expected["targets"]:
+        row = console.page.locator(f'table.targets tr[data-target="{target["targetKey"]}"]')
+        ended = target["abnormalEnds"]
+        expect(row).to_contain_text(f"{ended['count']} of {ended['sessions']}")
+    expect(console.page.locator(".exploration-status")).to_have_text(
+        "Estimated from 45 explored sessions."
+    )
+    expect(console.page.locator("table.candidates tr.better").first).to_contain_text("0.8 → 0.6")
+    recommendation = console.page.locator("section.recommendation")
+    expect(recommendation).to_contain_text("threshold for true 0.8 -> 0.6")
+    console.snapshot("selection-report")
+    assert console.accessibility_violations() == []
+    recommendation.get_by_role("button", name="Put this selection").click()
+    expect(recommendation.get_by_role("status")).to_contain_text("Stored as version 3")
+    stored = document(f"orgs/{loop.connect.org}/agents/{AGENT}/selections/3")
+    assert len(stored["selection"]["fromReport"]["reportId"]) == 32
+    assert stored["selection"]["decision"]["rules"][0]["when"]["thresholds"] == {"true": 0.6}
