@@ -24,6 +24,7 @@ from functions.agentconnect.documents import (
     Summary,
 )
 from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary, stuck, stuck_summary
+from functions.agentconnect.outcomes import Chosen, recorded
 from functions.agentconnect.requests import (
     AgentParams,
     EvaluationParams,
@@ -252,6 +253,11 @@ def start_session(call: Call) -> Reply:
             store.evaluation_ref(org_id, agent_id, decided.seq), writable(decided.evaluation)
         )
         batch.update(agent, {"last_seq": firestore.Maximum(decided.seq)})
+        if decided.evaluation["status"] == EvaluationStatus.FROZEN:
+            frozen = as_stored(decided.evaluation, Summary)
+            record = recorded(agent, session_id, decided.session, frozen, Chosen())
+            if record is not None:
+                batch.set(record.ref, record.changes, merge=True)
         reply = {"sessionId": session_id, "seq": decided.seq, "sessionToken": token}
         return Reply(reply, status=202)
 

@@ -38,6 +38,7 @@ from functions.agentconnect.documents import (
     TokenCounts,
 )
 from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary
+from functions.agentconnect.outcomes import UNDRAWN, Chosen, Recorded, recorded
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.prompts import SYSTEM, build_prompt
 from functions.agentconnect.selection import (
@@ -54,8 +55,6 @@ from functions.agentconnect.selection import (
     target_key,
     target_of,
 )
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import ChoiceRecord
 from shared import jobs, logs
 from shared.budgets import clip_utf8
 from shared.codes import ProviderFailure
@@ -69,7 +68,7 @@ from shared.instance import settings
 from shared.jobs import Claim, Job, JobGoneError, Settled, Snapshots
 from shared.jsonbody import JsonObject
 from shared.retention import utcnow
-from shared.store import Changes, as_stored, read_as, writable
+from shared.store import as_stored, read_as, writable
 
 PROVIDER_ID = "google-gemini"
 
@@ -98,45 +97,17 @@ class Evaluating:
     session: AgentSession
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """A frozen choice as merged into the outcome record of the project and agent the
-    session's link names."""
-
-    ref: firestore.DocumentReference
-    changes: Changes
-
-
-def recorded(
+def recorded_by(
     claimed: Claim, evaluating: Evaluating, summary: Summary, decision: ChainDecision | None
 ) -> Recorded | None:
-    """The choice's outcome record half, when the session started with a link; a failed
-    evaluation (no decision) records its fallback."""
-    link = evaluating.session.get("outcome_source")
-    if link is None:
-        return None
-    drawn_as = summary.get("drawn") or UNDRAWN
-    choice: ChoiceRecord = {
-        "org_id": claimed.ref.parent.parent.parent.parent.id,
-        "agent_id": claimed.ref.parent.parent.id,
-        "seq": summary["seq"],
-        "selection_version": evaluating.session["selection_version"],
-        "started_at": evaluating.session["created_at"],
-        "target_key": target_key(summary["target"]),
-        "target": dict(summary["target"]),
-        "route": decision.route if decision else FALLBACK_ROUTE,
-        "explored": drawn_as["explored"],
-        "propensity": drawn_as["propensity"],
-        "candidates": drawn_as["candidates"],
-        "candidate_keys": decision.drawable if decision else [],
-        "answers": {
-            r.step.step_id: r.answer for r in (decision.asked() if decision else []) if r.answer
-        },
-    }
-    retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
-    ref = outcome_store.outcome_ref(link["project_id"], evaluating.session_id, link["agent"])
-    changes = {outcome_store.SELECTION: choice, "expires_at": summary["at"] + retention}
-    return Recorded(ref, changes)
+    """The choice's outcome record merge; a failed evaluation (no decision) records its
+    fallback."""
+    chosen = Chosen()
+    if decision is not None:
+        answers = {r.step.step_id: r.answer for r in decision.asked() if r.answer}
+        chosen = Chosen(decision.route, answers, decision.drawable)
+    agent = claimed.ref.parent.parent
+    return recorded(agent, evaluating.session_id, evaluating.session, summary, chosen)
 
 
 @dataclass(frozen=True)
@@ -301,10 +272,6 @@ def decide(
     )
 
 
-UNDRAWN: Drawn = {"explored": False, "share": 0.0, "propensity": 1.0, "candidates": 1}
-"""A target no rule or draw chose (a fallback): given for certain."""
-
-
 def explore(selection: Selection, session_id: str, decision: ChainDecision) -> Drawn:
     """Apply the selection's exploration to a decision the rules made: in an exploring
     session the target is drawn among the candidates and the reason says so. A fallback
@@ -453,7 +420,7 @@ def _evaluate(claimed: Claim, evaluating: Evaluating) -> Frozen:
     summary, details = records(
         claimed.job["seq"], evaluating.session_id, session, selection, decision, draw
     )
-    record = recorded(claimed, evaluating, summary, decision)
+    record = recorded_by(claimed, evaluating, summary, decision)
     return Frozen(decision.outcome, len(decision.results), summary, details, record)
 
 
@@ -473,7 +440,7 @@ def failed(claimed: Claim, evaluating: Evaluating, code: str, error: GeminiError
     reason = f"the evaluation failed ({code}: {cause}); fell back to the default target"
     pending = as_stored(claimed.job, PendingEvaluation)
     summary = fallback_summary(pending, reason)
-    record = recorded(claimed, evaluating, summary, None)
+    record = recorded_by(claimed, evaluating, summary, None)
     return Frozen(Outcome.FALLBACK, 0, summary, None, record)
 
 

@@ -19,6 +19,7 @@ from tests.agentconnect.loop import (
     loop,
     run_explored,
 )
+from tests.api import Configure
 
 __all__ = ["loop"]
 
@@ -216,3 +217,22 @@ def test_a_report_window_with_since_after_until_is_refused(loop: Loop) -> None:
         token=loop.connect.viewer,
     )
     assert reply.status_code == 400
+
+
+def test_a_start_past_the_budget_is_recorded_as_its_fallback_and_joined(
+    loop: Loop, configure: Configure
+) -> None:
+    """A start frozen on the default target for want of budget still records its choice,
+    so its session is joined like any other."""
+    configure(AGENTCONNECT_ORG_TOKEN_BUDGET="1")
+    assert loop.link().status_code == 200
+    first = loop.connect.start("deep-1", sessionId="s-deep-1")
+    loop.connect.frozen(first["seq"])
+    second = loop.connect.start("deep-2", sessionId="s-deep-2")
+    assert loop.connect.frozen(second["seq"])["outcome"] == "fallback"
+    for session in ("s-deep-1", "s-deep-2"):
+        loop.log_and_end(session, "closed")
+    report = loop.report()
+    assert report["sessions"]["joined"] == 2
+    default = next(t for t in report["targets"] if t["targetKey"] == key(DEFAULT))
+    assert default["routes"] == [{"route": "fallback", "sessions": 1}]

@@ -1,0 +1,68 @@
+"""A frozen choice as AgentConnect merges it into the session's outcome record, in the
+project and under the agent name the session's link named when it started."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from google.cloud import firestore
+
+from functions.agentconnect.documents import AgentSession, Answer, Drawn, Summary
+from functions.agentconnect.selection import FALLBACK_ROUTE, target_key
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import ChoiceRecord
+from shared.instance import settings
+from shared.store import Changes
+
+UNDRAWN: Drawn = {"explored": False, "share": 0.0, "propensity": 1.0, "candidates": 1}
+"""A target no rule or draw chose (a fallback): given for certain."""
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """How the rules and the draw came to the summary's target."""
+
+    route: str = FALLBACK_ROUTE
+    answers: dict[str, Answer] = field(default_factory=dict)
+    drawable: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    ref: firestore.DocumentReference
+    changes: Changes
+
+
+def recorded(
+    agent: firestore.DocumentReference,
+    session_id: str,
+    session: AgentSession,
+    summary: Summary,
+    chosen: Chosen,
+) -> Recorded | None:
+    """The merge of the choice into the outcome record, when the session started with a
+    link (`agent` is `orgs/{o}/agents/{a}`)."""
+    link = session.get("outcome_source")
+    if link is None:
+        return None
+    drawn_as = summary.get("drawn") or UNDRAWN
+    choice: ChoiceRecord = {
+        "org_id": agent.parent.parent.id,
+        "agent_id": agent.id,
+        "seq": summary["seq"],
+        "selection_version": session["selection_version"],
+        "started_at": session["created_at"],
+        "target_key": target_key(summary["target"]),
+        "target": dict(summary["target"]),
+        "route": chosen.route,
+        "explored": drawn_as["explored"],
+        "propensity": drawn_as["propensity"],
+        "candidates": drawn_as["candidates"],
+        "candidate_keys": chosen.drawable,
+        "answers": dict(chosen.answers),
+    }
+    retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
+    ref = outcome_store.outcome_ref(link["project_id"], session_id, link["agent"])
+    changes = {outcome_store.SELECTION: choice, "expires_at": summary["at"] + retention}
+    return Recorded(ref, changes)
