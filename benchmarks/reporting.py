@@ -194,7 +194,9 @@ def _routing_lines(routing: dict[str, Any]) -> list[str]:
         "Model selection judged by outcomes:",
         f"  real path: {real['sessions_sent']} sessions started, logged and ended; report "
         f"joined {real['report_joined']}; per-target counts equal to what was sent: "
-        f"{'yes' if real['counts_equal'] else 'NO'}",
+        f"{'yes' if real['counts_equal'] else 'NO'}; the report read cost "
+        f"{real['report_cost']['firestore_calls']} Firestore calls and "
+        f"{real['report_cost']['reads']} documents read ({real['report_targets']} targets)",
         f"  simulation: {sim['replications']} replications of {sim['sessions_per_replication']} "
         f"sessions at exploration {sim['exploration_share']} "
         f"({sim['explored_per_replication']:.0f} explored each)",

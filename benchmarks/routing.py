@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import requests
 
+from benchmarks.counting import COUNTER
 from benchmarks.seeding import Seed
 
 SHARE = 0.1
@@ -350,7 +351,9 @@ def real_path(seed: Seed, host_url: str, gemini: Any) -> dict[str, Any]:
         counts = sent.setdefault(key, [0, 0])
         counts[0] += 1
         counts[1] += int(ended)
+    COUNTER.clear()
     report = session.get(f"{agent}/selection-report", timeout=60).json()
+    cost = {"firestore_calls": len(COUNTER.calls), "reads": COUNTER.reads}
     read = {t["targetKey"]: [t["sessions"], t["abnormalEnds"]["count"]] for t in report["targets"]}
     return {
         "sessions_sent": REAL_SESSIONS,
@@ -359,6 +362,8 @@ def real_path(seed: Seed, host_url: str, gemini: Any) -> dict[str, Any]:
         "per_target_read": read,
         "counts_equal": read == sent and report["sessions"]["joined"] == REAL_SESSIONS,
         "explored": report["exploration"]["explored"],
+        "report_cost": cost,
+        "report_targets": len(report["targets"]),
     }
 
 

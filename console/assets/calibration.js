@@ -40,7 +40,7 @@ export async function render(main, params, navigate) {
   }
 }
 
-function instant(day) {
+export function instant(day) {
   return day ? `${day}T00:00:00Z` : undefined;
 }
 

@@ -19,15 +19,16 @@ import {
 } from "./dom.js";
 import { madeBy } from "./provenance.js";
 
+// The org and agent an AgentConnect view is about.
+export function agentFields(params) {
+  return [
+    field("Org", idInput("org", params.org, { required: true, pattern: TENANT_ID })),
+    field("Agent", idInput("agent", params.agent, { required: true, pattern: UUID })),
+  ];
+}
+
 export async function render(main, params, navigate) {
-  const form = queryForm(
-    "Which agent",
-    [
-      field("Org", idInput("org", params.org, { required: true, pattern: TENANT_ID })),
-      field("Agent", idInput("agent", params.agent, { required: true, pattern: UUID })),
-    ],
-    navigate,
-  );
+  const form = queryForm("Which agent", agentFields(params), navigate);
   const list = h("section", {
     class: "results",
     "aria-live": "polite",
@@ -50,7 +51,7 @@ export async function render(main, params, navigate) {
 const TARGET_KEYS = ["runtime", "model", "effort", "permissionMode", "fastMode"];
 
 // The whole target: the keys every target has, in their usual order, then any others.
-function targetText(target) {
+export function targetText(target) {
   const keys = [...TARGET_KEYS, ...Object.keys(target).filter((key) => !TARGET_KEYS.includes(key))];
   return keys
     .filter((key) => key in target)

@@ -2,13 +2,12 @@
 // with 95% intervals, what other thresholds would have given, and a recommendation a
 // person may put (nothing changes by itself).
 
-import { TENANT_ID, UUID, call, get } from "./api.js";
+import { call, get } from "./api.js";
 import {
   disclosure,
   dl,
   field,
   h,
-  idInput,
   input,
   json,
   loading,
@@ -16,13 +15,14 @@ import {
   queryForm,
   replace,
 } from "./dom.js";
+import { instant } from "./calibration.js";
+import { agentFields, targetText } from "./evaluations.js";
 
 export async function render(main, params, navigate) {
   const form = queryForm(
     "Which agent",
     [
-      field("Org", idInput("org", params.org, { required: true, pattern: TENANT_ID })),
-      field("Agent", idInput("agent", params.agent, { required: true, pattern: UUID })),
+      ...agentFields(params),
       field(
         "Since",
         input("since", params.since, { type: "date" }),
@@ -52,10 +52,6 @@ export async function render(main, params, navigate) {
   }
 }
 
-function instant(day) {
-  return day ? `${day}T00:00:00Z` : undefined;
-}
-
 const percent = (value) => (value === null ? "–" : `${(value * 100).toFixed(1)}%`);
 
 // A share with its interval: "33.3% (9.7%–70.0%), 1 of 3".
@@ -63,9 +59,6 @@ function share(found) {
   if (found.share === null) return "no joined session";
   return `${percent(found.share)} (${percent(found.low)}–${percent(found.high)}), ${found.count} of ${found.sessions}`;
 }
-
-const TARGET_KEYS = ["runtime", "model", "effort", "permissionMode", "fastMode"];
-const targetText = (target) => TARGET_KEYS.map((key) => `${key} ${target[key]}`).join(" · ");
 
 function reportView(report, agent) {
   const source = report.source;

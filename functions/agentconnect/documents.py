@@ -12,6 +12,8 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
+from functions.outcomes.documents import RunningTrial
+
 
 class EvaluationStatus(StrEnum):
     PENDING = "pending"
@@ -130,6 +132,8 @@ class Agent(TypedDict, total=False):
     selection_fallback: Fallback
     last_seq: int
     outcome_source: OutcomeSource
+    running_trials: dict[str, RunningTrial]
+    """Written by the Psychologist as its trials of this agent start and stop."""
 
 
 class StoredSelection(TypedDict):
@@ -139,6 +143,12 @@ class StoredSelection(TypedDict):
     selection: Selection
     created_at: datetime
     created_by: str
+
+
+class SessionTrial(TypedDict):
+    trial_id: str
+    hypothesis_id: str
+    arm: str
 
 
 class AgentSession(TypedDict):
@@ -153,6 +163,8 @@ class AgentSession(TypedDict):
     expires_at: datetime
     outcome_source: NotRequired[Link]
     """The agent's link when the session started: where its frozen choice is recorded."""
+    trials: NotRequired[list[SessionTrial]]
+    """The running trials it was assigned to when it started, with its arm in each."""
 
 
 class Answer(TypedDict):

@@ -4,7 +4,6 @@ exploring session draws one, and the threshold changes a report estimates."""
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from functions.agentconnect.documents import (
     Selection,
     Target,
 )
+from functions.outcomes.trials import unit_hash
 from shared.errors import Issue
 
 PERMISSION_RANK = {"plan": 0, "default": 1, "acceptEdits": 2, "bypassPermissions": 3}
@@ -173,13 +173,6 @@ def choice_of(selection: Selection, answers: Mapping[str, Answer]) -> Choice | N
             index, rule = held
             return Choice(target_of(rule, default), route_of(step, index, answer))
     return Choice(default.copy(), DEFAULT_ROUTE)
-
-
-def unit_hash(what: str, session_id: str) -> float:
-    """A number in [0, 1) fixed by (what, session id): the same session always draws the
-    same, and different sessions draw as if at random."""
-    digest = hashlib.sha256(f"{what}\0{session_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def explores(selection: Selection, session_id: str) -> bool:

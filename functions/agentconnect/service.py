@@ -41,6 +41,7 @@ from functions.agentconnect.views import (
     outcome_source_view,
     selection_view,
 )
+from functions.outcomes.trials import Assignment, assignments
 from shared import auth, jobs, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -157,6 +158,20 @@ class StartPlan:
     seq: int
     session: AgentSession
     evaluation: PendingEvaluation | Summary
+    trials: list[Assignment] = field(default_factory=list)
+    """The running trials the session is assigned to, each with its arm."""
+
+
+def trials_for(agent: Agent, session_id: str) -> list[Assignment]:
+    """The agent's running trials a session joins: those logged where the agent's link
+    points (the only place their outcome can be read), with room left."""
+    source = agent.get("outcome_source")
+    running = {
+        trial_id: trial
+        for trial_id, trial in agent.get("running_trials", {}).items()
+        if source is not None and trial["project_id"] == source["project_id"]
+    }
+    return assignments(running, session_id)
 
 
 def plan_start(
@@ -185,6 +200,12 @@ def plan_start(
     source = agent.get("outcome_source")
     if source is not None:
         session["outcome_source"] = {"project_id": source["project_id"], "agent": source["agent"]}
+    trials = trials_for(agent, starting.session_id)
+    if trials:
+        session["trials"] = [
+            {"trial_id": t.trial_id, "hypothesis_id": t.trial["hypothesis_id"], "arm": t.arm}
+            for t in trials
+        ]
     pending: PendingEvaluation = {
         "seq": seq,
         "sessionId": starting.session_id,
@@ -195,7 +216,7 @@ def plan_start(
     if starting.trace is not None:
         pending["trace"] = starting.trace
     evaluation = fallback_summary(pending, BUDGET_SPENT, now) if over_budget else pending
-    return StartPlan(seq, session, evaluation)
+    return StartPlan(seq, session, evaluation, trials)
 
 
 def start_session(call: Call) -> Reply:
@@ -252,13 +273,29 @@ def start_session(call: Call) -> Reply:
         batch.create(
             store.evaluation_ref(org_id, agent_id, decided.seq), writable(decided.evaluation)
         )
-        batch.update(agent, {"last_seq": firestore.Maximum(decided.seq)})
+        counted_trials = {
+            f"running_trials.{t.trial_id}.assigned": firestore.Increment(1) for t in decided.trials
+        }
+        batch.update(agent, {"last_seq": firestore.Maximum(decided.seq), **counted_trials})
         if decided.evaluation["status"] == EvaluationStatus.FROZEN:
             frozen = as_stored(decided.evaluation, Summary)
             record = recorded(agent, session_id, decided.session, frozen, Chosen())
             if record is not None:
                 batch.set(record.ref, record.changes, merge=True)
-        reply = {"sessionId": session_id, "seq": decided.seq, "sessionToken": token}
+        reply = {
+            "sessionId": session_id,
+            "seq": decided.seq,
+            "sessionToken": token,
+            "trials": [
+                {
+                    "trialId": t.trial_id,
+                    "hypothesisId": t.trial["hypothesis_id"],
+                    "arm": t.arm,
+                    "sugestao": t.trial["sugestao"],
+                }
+                for t in decided.trials
+            ],
+        }
         return Reply(reply, status=202)
 
     reply = commit_if_unchanged(plan)

@@ -5,6 +5,7 @@ text: ids, the target, which rule held and each step's answer value and probabil
 No `from __future__ import annotations` here, as in the APIs' documents modules."""
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -42,3 +43,56 @@ class ChoiceRecord(TypedDict):
     have given a target outside them cannot be judged on this session."""
     answers: dict[str, StepAnswer]
     """Every step's answer, by step id: the steps walked, or every step when it explored."""
+    trial_arms: list[str]
+    """`{trial id}:{arm}` for each running trial the session was assigned to."""
+
+
+GENERIC_KINDS = frozenset({"last_events_before_abnormal_end"})
+"""Signal kinds every abnormal session shows whatever went wrong: a hypothesis is judged
+on the kinds specific to it, never on these."""
+
+
+class Arm(StrEnum):
+    TREATMENT = "treatment"
+    CONTROL = "control"
+
+
+class TrialStatus(StrEnum):
+    RUNNING = "running"
+    STOPPED = "stopped"
+
+
+class RunningTrial(TypedDict):
+    """`orgs/{o}/agents/{a}.running_trials.{t}`: what a session start needs of a trial."""
+
+    project_id: str
+    hypothesis_id: str
+    share: float
+    sugestao: str
+    max_sessions: int | None
+    assigned: int
+
+
+class Trial(TypedDict):
+    """`projects/{p}/trials/{t}`: a randomised trial of an accepted hypothesis's suggestion,
+    with what calibration counts of it (the hypothesis's confidence, agent and creation;
+    the verdict stored when it stops)."""
+
+    id: str
+    project_id: str
+    hypothesis_id: str
+    org_id: str
+    agent_id: str
+    share: float
+    max_sessions: int | None
+    status: TrialStatus
+    started_at: datetime
+    started_by: str
+    stopped_at: datetime | None
+    agenteAlvo: str
+    confiancaPercent: float
+    createdAt: datetime
+    """The hypothesis's creation: calibration's window."""
+    signal_kinds: list[str]
+    verdict: str | None
+    """The randomized verdict when it stopped (None while running)."""

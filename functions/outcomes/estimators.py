@@ -148,3 +148,89 @@ def bonferroni_z(comparisons: int) -> float:
     """The two-sided normal quantile that keeps the chance of any false finding among
     `comparisons` at 5 %: the 1 - 0.025 / m quantile."""
     return NormalDist().inv_cdf(1 - 0.025 / max(comparisons, 1))
+
+
+ALPHA = 0.05
+PLANNED_SESSIONS = 500
+"""Where a trial's confidence sequence is tightest by default: the sessions a trial
+typically runs to."""
+
+
+@dataclass(frozen=True)
+class RiskRatio:
+    ratio: float | None
+    low: float | None
+    high: float | None
+
+
+def _log_ratio_and_variance(
+    treated: int, treated_n: int, control: int, control_n: int
+) -> tuple[float, float]:
+    """ln(RR) and its delta-method variance, 0.5 added to each cell when a count is 0."""
+    a, n1, b, n0 = float(treated), float(treated_n), float(control), float(control_n)
+    if 0 in (a, b):
+        a, n1, b, n0 = a + 0.5, n1 + 1, b + 0.5, n0 + 1
+    return math.log((a / n1) / (b / n0)), 1 / a - 1 / n1 + 1 / b - 1 / n0
+
+
+def sequence_spread(sessions: int, variance: float, planned: int = PLANNED_SESSIONS) -> float:
+    """The half-width, on the log scale, of an asymptotic confidence sequence at `sessions`:
+    Waudby-Smith, Arbour, Sinha, Kennedy and Ramdas, "Time-uniform central limit theory
+    and asymptotic confidence sequences" (Annals of Statistics, 2024;
+    https://arxiv.org/abs/2103.06476), Robbins' normal mixture with its mixing variance
+    rho^2 tuned to be tightest at `planned`:
+    sigma * sqrt((t rho^2 + 1) / (t^2 rho^2) * ln((t rho^2 + 1) / alpha^2)), where
+    sigma^2 = t times the estimate's variance."""
+    t = float(sessions)
+    rho2 = (-2 * math.log(ALPHA) + math.log(-2 * math.log(ALPHA) + 1)) / planned
+    sigma = math.sqrt(t * variance)
+    return sigma * math.sqrt((t * rho2 + 1) / (t * t * rho2) * math.log((t * rho2 + 1) / ALPHA**2))
+
+
+def risk_ratio_sequence(
+    treated: int, treated_n: int, control: int, control_n: int, planned: int = PLANNED_SESSIONS
+) -> RiskRatio:
+    """Treatment over control share of sessions, with a 95 % interval that holds however
+    often it is read (an asymptotic confidence sequence on ln RR)."""
+    if treated_n == 0 or control_n == 0:
+        return RiskRatio(None, None, None)
+    log_ratio, variance = _log_ratio_and_variance(treated, treated_n, control, control_n)
+    spread = sequence_spread(treated_n + control_n, variance, planned)
+    return RiskRatio(
+        math.exp(log_ratio), math.exp(log_ratio - spread), math.exp(log_ratio + spread)
+    )
+
+
+POWER_Z = 0.841621
+"""The standard normal quantile of 80 % power."""
+MAX_NEEDED = 1_000_000
+
+
+def sessions_needed(
+    control_share: float, ratio: float, treated_share: float, planned: int = PLANNED_SESSIONS
+) -> int | None:
+    """The fewest sessions (both arms) at which a true risk ratio `ratio` at this control
+    share is expected to put the confidence sequence wholly on one side of 1 with 80 %
+    power: |ln r| >= spread(n) + z(0.8) * sd(n). None when the shares make it impossible."""
+    if not 0 < control_share < 1 or not 0 < control_share * ratio < 1 or ratio == 1:
+        return None
+    effect = abs(math.log(ratio))
+    p1, p0 = control_share * ratio, control_share
+
+    def reached(n: int) -> bool:
+        n1, n0 = n * treated_share, n * (1 - treated_share)
+        variance = (1 - p1) / (n1 * p1) + (1 - p0) / (n0 * p0)
+        return effect >= sequence_spread(n, variance, planned) + POWER_Z * math.sqrt(variance)
+
+    low, high = 2, 2
+    while not reached(high):
+        low, high = high, high * 2
+        if high > MAX_NEEDED:
+            return None
+    while low < high:
+        middle = (low + high) // 2
+        if reached(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high

@@ -312,6 +312,10 @@ class Hypothesis(HypothesisFields):
     signal_kinds: NotRequired[list[str]]
     """The kinds of signal (`task_reopened`, ...) its cited events stand behind: what its
     effect counts in the agent's sessions before and after it was accepted."""
+    running_trial: NotRequired[str]
+    """The trial of its suggestion running now, if any (`projects/{p}/trials/{t}`)."""
+    last_trial: NotRequired[str]
+    """The latest trial of its suggestion, running or stopped: what the effect reads."""
 
 
 class HypothesisDecision(TypedDict):

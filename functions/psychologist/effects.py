@@ -5,8 +5,11 @@ The windows are `PSYCHOLOGIST_EFFECT_WINDOW_DAYS` long each: [decided - W, decid
 [decided, decided + W); the second is still open until decided + W, and its shares are
 those of the sessions that have ended in it so far. A window is counted by aggregation
 queries over the agent's outcome records, never by reading events (gone after a day):
-its sessions, those that ended abnormally, and those that show any signal kind the
-hypothesis's cited events show. Two round trips: the hypothesis, then every count at once.
+its sessions, those that ended abnormally, and those that show any signal kind specific
+to the hypothesis (the kinds its cited events show, less those every abnormal end shows,
+`outcomes.documents.GENERIC_KINDS`), and each kind on its own. Two round trips: the
+hypothesis (and its latest trial), then every count at once. With a trial, the
+randomized design's read (`trials.randomized`) is served beside it.
 
 Only counts: Firestore sums a field through an index that must hold it, and counts need
 no index beyond the query's own (one per query shape, in firestore.indexes.json).
@@ -31,14 +34,17 @@ from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
 from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import SIGNAL_KINDS, Trial
+from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
-from functions.psychologist.requests import DecisionParams
+from functions.psychologist.requests import EffectParams
+from functions.psychologist.trials import arm_counts, randomized, specific_kinds
 from shared.errors import conflict
 from shared.http import Call, Reply
 from shared.instance import settings
 from shared.retention import iso, utcnow
-from shared.store import counted, live_as
+from shared.store import counted, live_as, read_as
 
 EFFECT_MIN_SESSIONS = 10
 """Sessions each window needs before any verdict other than `too_few_sessions`. Below
@@ -156,7 +162,7 @@ def _window(window: tuple[datetime, datetime], counts: Counts, now: datetime) ->
     }
 
 
-def _accepted(params: DecisionParams) -> tuple[Hypothesis, datetime]:
+def _accepted(params: EffectParams) -> tuple[Hypothesis, datetime]:
     """The hypothesis and when it was accepted; 409 while it is not."""
     snapshot = store.hypotheses(params["projectId"]).document(params["hypothesisId"]).get()
     hypothesis = live_as(snapshot, Hypothesis, "The hypothesis")
@@ -169,11 +175,26 @@ def _accepted(params: DecisionParams) -> tuple[Hypothesis, datetime]:
     return hypothesis, decided
 
 
+def _per_kind(
+    project_id: str, agent: str, windows: tuple[tuple[datetime, datetime], ...]
+) -> list[Any]:
+    """Each signal kind's sessions in each window, on its own."""
+    return [
+        outcome_store.outcomes(project_id)
+        .where(filter=FieldFilter("agent", "==", agent))
+        .where(filter=FieldFilter("signal_kinds", "array_contains", kind))
+        .where(filter=FieldFilter("ended_at", ">=", window[0]))
+        .where(filter=FieldFilter("ended_at", "<", window[1]))
+        for kind in SIGNAL_KINDS
+        for window in windows
+    ]
+
+
 def effect(call: Call) -> Reply:
-    params = call.params_as(DecisionParams)
+    params = call.params_as(EffectParams)
     project_id = params["projectId"]
     hypothesis, decided = _accepted(params)
-    kinds = hypothesis.get("signal_kinds", [])
+    kinds = specific_kinds(hypothesis)
     now = utcnow()
     length = timedelta(days=settings().psychologist_effect_window_days)
     kept_since = now - timedelta(days=settings().psychologist_hypothesis_retention_days)
@@ -181,11 +202,18 @@ def effect(call: Call) -> Reply:
     agent = hypothesis["agenteAlvo"]
     queries = [_window_queries(project_id, agent, window, kinds) for window in windows]
     every = [query for window in queries for query in window]
-    with ThreadPoolExecutor(max_workers=len(every)) as pool:
+    every += _per_kind(project_id, agent, windows)
+    trial = _last_trial(hypothesis, project_id)
+    with ThreadPoolExecutor(max_workers=len(every) + 1) as pool:
+        arms = pool.submit(arm_counts, trial) if trial is not None else None
         found = list(pool.map(counted, every))
-    before, after = _counts(found[: len(queries[0])]), _counts(found[len(queries[0]) :])
+        counts = arms.result() if arms is not None else None
+    size = len(queries[0])
+    before, after = _counts(found[:size]), _counts(found[size : 2 * size])
+    per_kind = found[2 * size :]
     abnormal = compare(before.abnormal_ends, before.sessions, after.abnormal_ends, after.sessions)
     signals = compare(before.with_signals, before.sessions, after.with_signals, after.sessions)
+    meaningful = params.get("meaningfulRatio", DEFAULT_MEANINGFUL_RATIO)
     return Reply(
         {
             "projectId": project_id,
@@ -193,14 +221,37 @@ def effect(call: Call) -> Reply:
             "agenteAlvo": agent,
             "decidedAt": iso(decided),
             "windowDays": length.days,
+            "design": "before_after",
             "signalKinds": kinds,
             "before": _window(windows[0], before, now),
             "after": _window(windows[1], after, now),
             "signals": signals if kinds else None,
             "abnormalEnds": abnormal,
+            "perKind": {
+                kind: {
+                    "specific": kind in kinds,
+                    **compare(
+                        per_kind[2 * index],
+                        before.sessions,
+                        per_kind[2 * index + 1],
+                        after.sessions,
+                    ),
+                }
+                for index, kind in enumerate(SIGNAL_KINDS)
+            },
             "basis": "signals" if kinds else "abnormal_ends",
             "verdict": verdict(before, after, signals if kinds else abnormal),
             "minimumSessions": EFFECT_MIN_SESSIONS,
             "method": METHOD,
+            "randomized": randomized(trial, counts, meaningful)
+            if trial is not None and counts is not None
+            else None,
         }
     )
+
+
+def _last_trial(hypothesis: Hypothesis, project_id: str) -> Trial | None:
+    trial_id = hypothesis.get("last_trial")
+    if trial_id is None:
+        return None
+    return read_as(outcome_store.trial_ref(project_id, trial_id), Trial)

@@ -71,6 +71,25 @@ class DecisionRequest(TypedDict):
     reason: NotRequired[str]
 
 
+class TrialsParams(ProjectParams):
+    hypothesisId: str
+
+
+class TrialParams(TrialsParams):
+    trialId: str
+
+
+class EffectParams(TrialsParams):
+    meaningfulRatio: NotRequired[float]
+
+
+class TrialStartRequest(TypedDict):
+    orgId: str
+    agentId: str
+    share: NotRequired[float]
+    maxSessions: NotRequired[int]
+
+
 REQUESTS: dict[str, type] = {
     "psychologist/project.params": ProjectParams,
     "psychologist/session.params": SessionParams,
@@ -83,5 +102,8 @@ REQUESTS: dict[str, type] = {
     "psychologist/session_end.request": SessionEndRequest,
     "psychologist/analysis_create.request": AnalysisCreateRequest,
     "psychologist/decision.request": DecisionRequest,
+    "psychologist/trial.params": TrialParams,
+    "psychologist/effect.params": EffectParams,
+    "psychologist/trial_start.request": TrialStartRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

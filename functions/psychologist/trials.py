@@ -1,0 +1,318 @@
+"""Randomised trials of an accepted hypothesis's suggestion: started and stopped by an
+admin, assigned by AgentConnect at each session's start, read with their arms' counts and
+verdict.
+
+A trial is `projects/{p}/trials/{t}`; while it runs, the hypothesis names it
+(`running_trial`, so only one runs at a time) and the AgentConnect agent carries what a
+session start needs of it (`running_trials.{t}`), written here in the same commit. Its
+arms are counted over the outcome records of the project, where each session's arm is
+stored with its choice (`selection.trial_arms`): assigned, joined (its log ended), lost,
+abnormal ends and each signal kind."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import (
+    GENERIC_KINDS,
+    SIGNAL_KINDS,
+    Arm,
+    RunningTrial,
+    Trial,
+    TrialStatus,
+)
+from functions.outcomes.trials import (
+    DEFAULT_MEANINGFUL_RATIO,
+    MIN_PER_ARM,
+    ArmCounts,
+    needed,
+    verdict_of,
+)
+from functions.psychologist import store
+from functions.psychologist.documents import Hypothesis, HypothesisStatus
+from functions.psychologist.requests import TrialParams, TrialsParams, TrialStartRequest
+from shared import auth
+from shared.clients import db
+from shared.errors import ApiError, ErrorCode, conflict, not_found
+from shared.http import Call, Reply
+from shared.ids import new_ulid
+from shared.retention import iso, utcnow
+from shared.store import (
+    commit_if_unchanged,
+    counted,
+    live_as,
+    read_all,
+    read_as,
+    read_fields,
+    unchanged_since,
+    writable,
+)
+
+DEFAULT_SHARE = 0.5
+RUNNING = "running_trial"
+METHOD = (
+    "Sessions assigned at their start by a hash of (trial, session id); the risk ratio "
+    "treatment/control of joined sessions showing the hypothesis's own pattern, with a 95% "
+    "asymptotic confidence sequence on its logarithm (Waudby-Smith, Arbour, Sinha, Kennedy "
+    "and Ramdas, 'Time-uniform central limit theory and asymptotic confidence sequences', "
+    "Annals of Statistics 2024): valid however often it is read."
+)
+
+
+def _check_org_admin(call: Call, org_id: str) -> None:
+    principal = call.principal
+    if principal.tenants is not None and org_id not in principal.tenants:
+        raise ApiError(ErrorCode.FORBIDDEN, "The token is not selected for this org.")
+    auth.check_membership(db(), principal, kind="org", tenant_id=org_id, role="admin")
+
+
+def specific_kinds(hypothesis: Hypothesis) -> list[str]:
+    """The signal kinds the hypothesis stands on, less those every abnormal end shows."""
+    return [k for k in hypothesis.get("signal_kinds", []) if k not in GENERIC_KINDS]
+
+
+def start_trial(call: Call) -> Reply:
+    """Start a trial on an accepted hypothesis, for one AgentConnect agent whose sessions
+    are logged in this project under the hypothesis's agent. One commit, conditioned on
+    the hypothesis and the agent as read: a second start racing it finds the first's
+    trial and answers 409."""
+    params, body = call.params_as(TrialsParams), call.body_as(TrialStartRequest)
+    project_id, hypothesis_id = params["projectId"], params["hypothesisId"]
+    org_id, agent_id = body["orgId"], body["agentId"]
+    _check_org_admin(call, org_id)
+    hypothesis_ref = store.hypotheses(project_id).document(hypothesis_id)
+    agent_ref = outcome_store.connect_agent_ref(org_id, agent_id)
+
+    def plan(batch: firestore.WriteBatch) -> Reply:
+        snapshots = read_all([hypothesis_ref, agent_ref])
+        found = snapshots[hypothesis_ref.path]
+        hypothesis = live_as(found, Hypothesis, "The hypothesis")
+        agent = read_fields(snapshots[agent_ref.path]) or {}
+        _check_startable(hypothesis, agent, project_id)
+        now = utcnow()
+        trial: Trial = {
+            "id": new_ulid(),
+            "project_id": project_id,
+            "hypothesis_id": hypothesis_id,
+            "org_id": org_id,
+            "agent_id": agent_id,
+            "share": body.get("share", DEFAULT_SHARE),
+            "max_sessions": body.get("maxSessions"),
+            "status": TrialStatus.RUNNING,
+            "started_at": now,
+            "started_by": call.principal.user_id,
+            "stopped_at": None,
+            "agenteAlvo": hypothesis["agenteAlvo"],
+            "confiancaPercent": hypothesis["confiancaPercent"],
+            "createdAt": hypothesis["createdAt"],
+            "signal_kinds": hypothesis.get("signal_kinds", []),
+            "verdict": None,
+        }
+        running: RunningTrial = {
+            "project_id": project_id,
+            "hypothesis_id": hypothesis_id,
+            "share": trial["share"],
+            "sugestao": hypothesis["sugestao"],
+            "max_sessions": trial["max_sessions"],
+            "assigned": 0,
+        }
+        batch.create(outcome_store.trial_ref(project_id, trial["id"]), writable(trial))
+        batch.update(
+            hypothesis_ref,
+            {RUNNING: trial["id"], "last_trial": trial["id"]},
+            option=unchanged_since(found),
+        )
+        batch.update(
+            agent_ref,
+            {f"running_trials.{trial['id']}": writable(running)},
+            option=unchanged_since(snapshots[agent_ref.path]),
+        )
+        return Reply(trial_view(trial), status=201)
+
+    return commit_if_unchanged(plan)
+
+
+def _check_startable(hypothesis: Hypothesis, agent: dict[str, Any], project_id: str) -> None:
+    if hypothesis["status"] != HypothesisStatus.ACCEPTED:
+        raise conflict(f"The hypothesis is {hypothesis['status']}: only an accepted one is tried.")
+    running = hypothesis.get("running_trial")
+    if running:
+        raise conflict(f"Trial {running} of this hypothesis is running: stop it first.")
+    source = agent.get("outcome_source")
+    if source is None or source.get("project_id") != project_id:
+        raise conflict(
+            "The agent's outcome source must point at this project (PUT "
+            ".../outcome-source): a trial reads how its sessions end here."
+        )
+    if source.get("agent") != hypothesis["agenteAlvo"]:
+        raise conflict(
+            f"The agent's sessions are logged as {source.get('agent')!r}; the hypothesis is "
+            f"about {hypothesis['agenteAlvo']!r}."
+        )
+
+
+def _trial(params: TrialParams) -> Trial:
+    trial = read_as(outcome_store.trial_ref(params["projectId"], params["trialId"]), Trial)
+    if trial is None or trial["hypothesis_id"] != params["hypothesisId"]:
+        raise not_found("The trial")
+    return trial
+
+
+def _arm_queries(trial: Trial, arm: Arm) -> list[Any]:
+    """An arm's assigned sessions, the joined ones, abnormal ends and each signal kind
+    (a kind by its count above zero: a query holds one array-membership filter)."""
+    assigned: Any = outcome_store.outcomes(trial["project_id"]).where(
+        filter=FieldFilter("selection.trial_arms", "array_contains", f"{trial['id']}:{arm}")
+    )
+    return [
+        assigned,
+        assigned.where(filter=FieldFilter("abnormal_end", "in", [0, 1])),
+        assigned.where(filter=FieldFilter("abnormal_end", "==", 1)),
+        *(assigned.where(filter=FieldFilter(f"signals.{kind}", ">", 0)) for kind in SIGNAL_KINDS),
+    ]
+
+
+def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
+    """Both arms' counts, every aggregation at once."""
+    queries = [q for arm in Arm for q in _arm_queries(trial, arm)]
+    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+        found = list(pool.map(counted, queries))
+    size = len(found) // 2
+    counts = {}
+    for index, arm in enumerate(Arm):
+        assigned, joined, abnormal, *kinds = found[index * size : (index + 1) * size]
+        counts[arm] = ArmCounts(
+            assigned, joined, abnormal, dict(zip(SIGNAL_KINDS, kinds, strict=True))
+        )
+    return counts
+
+
+def _share(count: int, sessions: int) -> float | None:
+    return round(count / sessions, 4) if sessions else None
+
+
+def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
+    """The randomized design's read: each arm, each kind's ratio on its own, and the
+    verdict on the hypothesis's own kinds (on abnormal ends when it has none)."""
+    treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
+    kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
+    per_kind: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, str] = {}
+    for kind in SIGNAL_KINDS:
+        verdict, ratio = verdict_of(
+            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
+        )
+        verdicts[kind] = verdict
+        per_kind[kind] = {
+            "specific": kind in kinds,
+            "treatment": _share(treated.kinds[kind], treated.joined),
+            "control": _share(control.kinds[kind], control.joined),
+            **ratio,
+            "verdict": verdict,
+        }
+    abnormal_verdict, abnormal_ratio = verdict_of(
+        treated.abnormal, treated.joined, control.abnormal, control.joined
+    )
+    if kinds:
+        verdict = _combined({verdicts[k] for k in kinds})
+        basis_count = max(control.kinds[k] for k in kinds)
+    else:
+        verdict, basis_count = abnormal_verdict, control.abnormal
+    return {
+        "design": "randomized",
+        "trialId": trial["id"],
+        "status": trial["status"],
+        "share": trial["share"],
+        "arms": {
+            str(arm): {
+                "assigned": c.assigned,
+                "sessions": c.joined,
+                "lost": c.lost,
+                "abnormalEnds": c.abnormal,
+                "abnormalShare": _share(c.abnormal, c.joined),
+            }
+            for arm, c in counts.items()
+        },
+        "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
+        "signalKinds": per_kind,
+        "basis": kinds or ["abnormal_end"],
+        "verdict": verdict,
+        "minimumPerArm": MIN_PER_ARM,
+        "meaningfulRatio": meaningful,
+        "sessionsNeeded": needed(control, trial["share"], meaningful, basis_count),
+        "method": METHOD,
+    }
+
+
+def _combined(verdicts: set[str]) -> str:
+    """One verdict over the hypothesis's kinds: improved only when every kind improved,
+    worse when any worsened."""
+    if "worse" in verdicts:
+        return "worse"
+    if verdicts == {"improved"}:
+        return "improved"
+    if "too_few_sessions" in verdicts:
+        return "too_few_sessions"
+    return "no_clear_change"
+
+
+def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": trial["id"],
+        "projectId": trial["project_id"],
+        "hypothesisId": trial["hypothesis_id"],
+        "orgId": trial["org_id"],
+        "agentId": trial["agent_id"],
+        "share": trial["share"],
+        "maxSessions": trial["max_sessions"],
+        "status": trial["status"],
+        "startedAt": iso(trial["started_at"]),
+        "stoppedAt": iso(trial["stopped_at"]) if trial["stopped_at"] else None,
+    }
+    if read is not None:
+        view["arms"] = read["arms"]
+        view["verdict"] = read["verdict"]
+        view["effect"] = read
+    return view
+
+
+def get_trial(call: Call) -> Reply:
+    params = call.params_as(TrialParams)
+    trial = _trial(params)
+    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    return Reply(trial_view(trial, read))
+
+
+def stop_trial(call: Call) -> Reply:
+    """End assignment: the agent's start no longer sees the trial and the hypothesis may be
+    tried again. The verdict as it stands is kept with the trial, for calibration; the
+    counts stay readable. Stopping a stopped trial answers it as it is."""
+    params = call.params_as(TrialParams)
+    trial = _trial(params)
+    if trial["status"] == TrialStatus.STOPPED:
+        return Reply(trial_view(trial))
+    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    now = utcnow()
+    batch = db().batch()
+    batch.update(
+        outcome_store.trial_ref(trial["project_id"], trial["id"]),
+        {"status": TrialStatus.STOPPED, "stopped_at": now, "verdict": read["verdict"]},
+    )
+    batch.update(
+        store.hypotheses(trial["project_id"]).document(trial["hypothesis_id"]),
+        {RUNNING: firestore.DELETE_FIELD},
+    )
+    batch.set(
+        outcome_store.connect_agent_ref(trial["org_id"], trial["agent_id"]),
+        {"running_trials": {trial["id"]: firestore.DELETE_FIELD}},
+        merge=True,
+    )
+    batch.commit()
+    stopped: Trial = {**trial, "status": TrialStatus.STOPPED, "stopped_at": now}
+    stopped["verdict"] = read["verdict"]
+    return Reply(trial_view(stopped, read))
