@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks.counting import CallCounter
+from cli.gemini_stand_in import Reply
 from functions.psychologist.effects import EFFECT_MIN_SESSIONS, compare
 from shared.validation import issues_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
@@ -140,11 +141,12 @@ def test_the_effect_reads_the_hypothesis_then_counts_and_reads_no_other_document
     psy: Psychologist, counter: CallCounter
 ) -> None:
     """The caller's token and membership (read on every request here: the suite caches no
-    grant), the hypothesis, then three counts per window at once."""
+    grant), the hypothesis, then at once three counts per window and each of the three
+    signal kinds' per window."""
     hypothesis_id = accepted_hypothesis(psy)
     counter.clear()
     effect(psy, hypothesis_id)
-    assert counter.calls == ["BatchGetDocuments"] * 2 + ["RunAggregationQuery"] * 6
+    assert counter.calls == ["BatchGetDocuments"] * 2 + ["RunAggregationQuery"] * 12
 
 
 @pytest.mark.parametrize(
@@ -173,3 +175,49 @@ def test_the_minimum_is_above_the_smallest_windows_that_can_show_a_change() -> N
     assert compare(6, 6, 0, 6)["high"] > 1  # type: ignore[operator]
     assert compare(7, 7, 0, 7)["high"] < 1  # type: ignore[operator]
     assert EFFECT_MIN_SESSIONS > 7
+
+
+def test_a_hypothesis_is_judged_on_its_own_pattern_not_on_every_abnormal_ends_last_events(
+    psy: Psychologist,
+) -> None:
+    """The reopened-tasks case: a hypothesis citing reopened tasks at an abnormal end (so
+    its events also stand behind `last_events_before_abnormal_end`) is accepted; before it
+    every session reopened tasks and ended abnormally, after it none reopens but all
+    still end abnormally. The verdict rests on reopened tasks alone and reads improved;
+    each kind is reported on its own, the generic one unchanged."""
+    psy.world.gemini.respond_with(lambda _recorded: Reply(text='{"hypotheses": []}'))
+    before, after = MIN + 2, MIN + 2
+    for index in range(before):
+        log, _ = reopening_log(1)
+        assert psy.ingest(f"B{index:02}", log.events).status_code == 200
+        psy.settled(psy.end(f"B{index:02}", "closed_abnormally", "crash").json()["analysisId"])
+    log, reopened = reopening_log(1)
+    log.events = log.events[:-1]
+    assert psy.ingest("CITED", log.events).status_code == 200
+    psy.world.gemini.answer_json({"hypotheses": [hypothesis(AGENT, reopened)]})
+    cited = psy.settled(psy.end("CITED", "closed_abnormally", "crash").json()["analysisId"])
+    [hypothesis_id] = cited["hypothesisIds"]
+    decided = psy.api.post(
+        psy.path(f"/hypotheses/{hypothesis_id}/decision"), {"status": "accepted"}, psy.admin
+    )
+    assert decided.status_code == 200
+    for index in range(after):
+        log, _ = reopening_log(0)
+        assert psy.ingest(f"A{index:02}", log.events).status_code == 200
+        psy.settled(psy.end(f"A{index:02}", "closed_abnormally", "crash").json()["analysisId"])
+    body = effect(psy, hypothesis_id)
+    assert body["signalKinds"] == ["task_reopened"]
+    kinds = body["perKind"]
+    assert (kinds["task_reopened"]["shareBefore"], kinds["task_reopened"]["shareAfter"]) == (
+        1.0,
+        0.0,
+    )
+    generic = kinds["last_events_before_abnormal_end"]
+    assert (generic["specific"], generic["shareBefore"], generic["shareAfter"]) == (
+        False,
+        1.0,
+        1.0,
+    )
+    assert (body["abnormalEnds"]["shareBefore"], body["abnormalEnds"]["shareAfter"]) == (1.0, 1.0)
+    assert (body["basis"], body["verdict"]) == ("signals", "improved")
+    assert body["randomized"] is None
