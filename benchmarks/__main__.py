@@ -25,6 +25,7 @@ from benchmarks.routing import routing
 from benchmarks.seeding import BENCH_ENV, seed
 from benchmarks.throughput import throughput
 from benchmarks.tokens import token_use
+from benchmarks.trials import trials
 
 SECTIONS = (
     "round_trips",
@@ -38,6 +39,7 @@ SECTIONS = (
     "tokens",
     "bursts",
     "routing",
+    "trials",
 )
 
 
@@ -168,6 +170,12 @@ def main(argv: list[str] | None = None) -> int:
                 "model selection judged by outcomes: 60 sessions through the real path, "
                 "then 500 simulated replications through the report's estimators (about 2 min)",
                 lambda: routing(seeded, host_url(), gemini),
+            ),
+            (
+                "trials",
+                "randomised trials read after every 10 sessions: 1,000 with no difference, "
+                "1,000 with a risk ratio of 0.6 (about 30 s)",
+                trials,
             ),
         )
         for section, label, measure in phases:

@@ -196,7 +196,8 @@ def _routing_lines(routing: dict[str, Any]) -> list[str]:
         f"joined {real['report_joined']}; per-target counts equal to what was sent: "
         f"{'yes' if real['counts_equal'] else 'NO'}; the report read cost "
         f"{real['report_cost']['firestore_calls']} Firestore calls and "
-        f"{real['report_cost']['reads']} documents read ({real['report_targets']} targets)",
+        f"at most {real['report_cost']['reads']} documents read ({real['report_targets']} "
+        "targets; a query counted at its limit)",
         f"  simulation: {sim['replications']} replications of {sim['sessions_per_replication']} "
         f"sessions at exploration {sim['exploration_share']} "
         f"({sim['explored_per_replication']:.0f} explored each)",
@@ -218,6 +219,19 @@ def _routing_lines(routing: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _trial_lines(trials: dict[str, Any]) -> list[str]:
+    null, effect = trials["null"], trials["effect"]
+    return [
+        f"Randomised trials read after every {trials['look_every']} sessions "
+        f"({trials['trials']} each):",
+        f"  no true difference (control {null['control_share']:.0%}, up to {null['horizon']} "
+        f"sessions): false improved/worse {null['false_share']:.1%} (goal at most 5%)",
+        f"  true risk ratio {effect['true_ratio']} at control {effect['control_share']:.0%}: "
+        f"improved by sessionsNeeded ({effect['sessions_needed']}) in "
+        f"{effect['detected_share']:.1%} (goal at least 80%)",
+    ]
+
+
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (("warm_latency", "round_trips", "job_costs"), _warm_lines),
     (("throughput",), lambda results: _throughput_lines(results["throughput"])),
@@ -227,6 +241,7 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("tokens",), lambda results: _token_lines(results["tokens"])),
     (("bursts",), lambda results: _burst_lines(results["bursts"])),
     (("routing",), lambda results: _routing_lines(results["routing"])),
+    (("trials",), lambda results: _trial_lines(results["trials"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
 results file prints the tables it has."""

@@ -32,6 +32,8 @@ WARM_P50_MAX = 1.15
 COLD_START_MAX = 1.2
 INGESTION_MAX = 1.3
 COVERAGE_RANGE = (0.93, 0.97)
+TRIAL_FALSE_MAX = 0.05
+TRIAL_POWER_MIN = 0.8
 MCP_WARM_MAX = 1.2
 MCP_COLD_MAX = 1.3
 THROUGHPUT_MIN = 0.85
@@ -274,9 +276,30 @@ ROUTING_TARGET = Target(
 )
 
 
+def _trial_goals(results: Results) -> tuple[bool, str]:
+    null, effect = results["trials"]["null"], results["trials"]["effect"]
+    met = null["false_share"] <= TRIAL_FALSE_MAX and effect["detected_share"] >= TRIAL_POWER_MIN
+    return met, (
+        f"false verdicts {null['false_share']:.1%} with no true difference, "
+        f"{effect['detected_share']:.1%} of true 0.6 ratios found by sessionsNeeded "
+        f"({effect['sessions_needed']})"
+    )
+
+
+TRIAL_TARGET = Target(
+    f"A trial read after every 10 sessions reads a false verdict at most "
+    f"{TRIAL_FALSE_MAX:.0%} of the time and finds a true risk ratio of 0.6 by "
+    f"sessionsNeeded at least {TRIAL_POWER_MIN:.0%} of the time",
+    _trial_goals,
+    "1,000 seeded trials each (`benchmarks/trials.py`), through the verdict the effect "
+    "read serves.",
+)
+
+
 def _target_lines(results: Results) -> list[str]:
     lines = ["## How the targets stand", ""]
-    for target in [*TARGETS, *([ROUTING_TARGET] if "routing" in results else [])]:
+    optional = [(ROUTING_TARGET, "routing"), (TRIAL_TARGET, "trials")]
+    for target in [*TARGETS, *(t for t, section in optional if section in results)]:
         met, figures = target.measure(results)
         verdict = "met" if met else "not met in this run"
         lines.append(f"- **{target.claim}**: {verdict} — {figures}. {target.account}".rstrip())
@@ -516,6 +539,24 @@ def _bursts(results: Results) -> list[str]:
     )
 
 
+def _trials(results: Results) -> list[str]:
+    if "trials" not in results:
+        return []
+    null, effect = results["trials"]["null"], results["trials"]["effect"]
+    return _section(
+        "Randomised trials under continuous monitoring",
+        f"{results['trials']['trials']:,} seeded trials of each kind, read after every "
+        f"{results['trials']['look_every']} sessions with the verdict the effect read serves. "
+        f"With no true difference (control share {null['control_share']:.0%}, up to "
+        f"{null['horizon']:,} sessions), {null['false_verdicts']} ever read improved or "
+        f"worse ({null['false_share']:.1%}; goal at most 5%). With a true risk ratio of "
+        f"{effect['true_ratio']} at a control share of {effect['control_share']:.0%}, "
+        f"{effect['detected']} read improved within the {effect['sessions_needed']} sessions "
+        f"sessionsNeeded gives ({effect['detected_share']:.1%}; goal at least 80%).",
+        [],
+    )
+
+
 def _routing(results: Results) -> list[str]:
     if "routing" not in results:
         return []
@@ -534,9 +575,10 @@ def _routing(results: Results) -> list[str]:
         f"{real['report_joined']} and its per-target counts "
         f"{'equal' if real['counts_equal'] else 'do NOT equal'} what was sent. Reading that "
         f"report cost {real['report_cost']['firestore_calls']} Firestore calls (aggregation "
-        f"queries and the explored records' query, 16 at a time) and "
-        f"{real['report_cost']['reads']} documents read, as Firestore bills them (an "
-        "aggregation a read per 1,000 index entries it matched). Then "
+        f"queries and the explored records' query, 16 at a time) and at most "
+        f"{real['report_cost']['reads']:,} documents read (an aggregation a read per 1,000 "
+        "index entries it matched; a query counted at its limit, 5,000 for the explored "
+        f"records, of which there were {real['explored']}). Then "
         f"{sim['replications']} seeded replications of {sim['sessions_per_replication']:,} "
         f"sessions at exploration {sim['exploration_share']} (about "
         f"{sim['explored_per_replication']:.0f} explored each), judged by the report's own "
@@ -562,6 +604,7 @@ SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
     _tokens,
     _bursts,
     _routing,
+    _trials,
 )
 
 
