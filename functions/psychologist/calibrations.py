@@ -2,9 +2,13 @@
 model reported for them (`confiancaPercent`). A well-calibrated model's 80-100 band is
 accepted far more often than its 0-20 band.
 
+Beside it, what trials learned: per band, how many trials of the band's hypotheses'
+suggestions have stopped and how many of them read `improved` (the verdict kept when a
+trial stops).
+
 Counted with Firestore aggregation queries, never by reading the hypotheses: per band,
-one query counts every hypothesis in the window and two more count the accepted and the
-dismissed, all fifteen in flight at once."""
+one query counts every hypothesis in the window, two more the accepted and the
+dismissed, and two the stopped trials and the helpful ones, all 25 in flight at once."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from typing import Any
 from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import TrialStatus
 from functions.psychologist import store
 from functions.psychologist.documents import HypothesisStatus
 from functions.psychologist.requests import CalibrationParams
@@ -28,8 +34,17 @@ MAX_PERCENT = 100
 BANDS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, MAX_PERCENT))
 DEFAULT_WINDOW = timedelta(days=90)
 """As long as hypotheses are kept (PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS' default)."""
-COUNTED = (None, HypothesisStatus.ACCEPTED, HypothesisStatus.DISMISSED)
-"""What each band counts: every hypothesis, then the accepted, then the dismissed."""
+COUNTED: tuple[dict[str, str], ...] = (
+    {},
+    {"status": HypothesisStatus.ACCEPTED},
+    {"status": HypothesisStatus.DISMISSED},
+)
+"""What each band counts of hypotheses: every one, then the accepted, then the dismissed."""
+TRIALS_COUNTED: tuple[dict[str, str], ...] = (
+    {"status": TrialStatus.STOPPED},
+    {"status": TrialStatus.STOPPED, "verdict": "improved"},
+)
+"""And of trials: the stopped ones, then those whose verdict found the change helpful."""
 
 
 class Band(TypedDict):
@@ -40,17 +55,28 @@ class Band(TypedDict):
     dismissed: int
     proposed: int
     acceptedRate: float | None
+    trials: BandTrials
+
+
+class BandTrials(TypedDict):
+    stopped: int
+    """Trials of the band's hypotheses' suggestions that have stopped."""
+    helpful: int
+    """Of them, those whose randomized verdict read improved."""
+    helpfulRate: float | None
 
 
 def _query(
-    project_id: str,
+    collection: Any,
     agent: str | None,
     window: tuple[datetime, datetime],
     band: tuple[int, int],
-    status: str | None,
+    equal: dict[str, str],
 ) -> Any:
+    """What one band counts of `collection` (hypotheses, or trials, which carry their
+    hypothesis's confidence, agent and creation): those with each field of `equal`."""
     low, high = band
-    query: Any = store.hypotheses(project_id)
+    query: Any = collection
     filters = [
         FieldFilter("createdAt", ">=", window[0]),
         FieldFilter("createdAt", "<", window[1]),
@@ -59,8 +85,7 @@ def _query(
     ]
     if agent is not None:
         filters.append(FieldFilter("agenteAlvo", "==", agent))
-    if status is not None:
-        filters.append(FieldFilter("status", "==", status))
+    filters += [FieldFilter(field, "==", value) for field, value in equal.items()]
     for condition in filters:
         query = query.where(filter=condition)
     # Firestore would order the two inequality fields by name (confiancaPercent first);
@@ -68,7 +93,9 @@ def _query(
     return query.order_by("createdAt").order_by("confiancaPercent")
 
 
-def _band(band: tuple[int, int], total: int, accepted: int, dismissed: int) -> Band:
+def _band(
+    band: tuple[int, int], total: int, accepted: int, dismissed: int, stopped: int, helpful: int
+) -> Band:
     decided = accepted + dismissed
     return {
         "fromPercent": band[0],
@@ -78,6 +105,11 @@ def _band(band: tuple[int, int], total: int, accepted: int, dismissed: int) -> B
         "dismissed": dismissed,
         "proposed": total - decided,
         "acceptedRate": round(accepted / decided, 4) if decided else None,
+        "trials": {
+            "stopped": stopped,
+            "helpful": helpful,
+            "helpfulRate": round(helpful / stopped, 4) if stopped else None,
+        },
     }
 
 
@@ -96,16 +128,21 @@ def calibration(call: Call) -> Reply:
     if start >= end:
         raise ApiError(ErrorCode.INVALID_REQUEST, "The window's from must come before its to.")
     start = max(start, retained_since())
+    window = (start, end)
+    hypotheses, trials = store.hypotheses(project_id), outcome_store.trials(project_id)
+    each = len(COUNTED) + len(TRIALS_COUNTED)
     queries = [
-        _query(project_id, agent, (start, end), band, status)
+        query
         for band in BANDS
-        for status in COUNTED
+        for query in (
+            *(_query(hypotheses, agent, window, band, equal) for equal in COUNTED),
+            *(_query(trials, agent, window, band, equal) for equal in TRIALS_COUNTED),
+        )
     ]
     with ThreadPoolExecutor(max_workers=len(queries)) as pool:
         counts = list(pool.map(counted, queries))
     bands = [
-        _band(band, *counts[index * len(COUNTED) : (index + 1) * len(COUNTED)])
-        for index, band in enumerate(BANDS)
+        _band(band, *counts[index * each : (index + 1) * each]) for index, band in enumerate(BANDS)
     ]
     return Reply(
         {

@@ -96,6 +96,38 @@ def test_one_agent_and_a_window_narrow_what_is_counted(psy: Psychologist) -> Non
     assert sum(b["hypotheses"] for b in whole["bands"]) == len(retained) == len(LOG) - 1
 
 
+def test_each_band_counts_the_stopped_trials_and_those_that_found_the_change_helpful(
+    psy: Psychologist,
+) -> None:
+    """Trials carry their hypothesis's confidence, agent and creation: a band counts its
+    stopped trials and the improved ones among them; a running trial is not counted."""
+    trials = (
+        (72, "stopped", "improved", "dev-api"),
+        (75, "stopped", "no_clear_change", "dev-api"),
+        (65, "running", None, "dev-api"),
+        (90, "stopped", "improved", "qa-bot"),
+    )
+    batch = db().batch()
+    for index, (confidence, status, verdict, agent) in enumerate(trials):
+        batch.set(
+            db().document(f"projects/{psy.project}/trials/T{index}"),
+            {
+                "confiancaPercent": confidence,
+                "status": status,
+                "verdict": verdict,
+                "agenteAlvo": agent,
+                "createdAt": NOW - timedelta(days=1),
+            },
+        )
+    batch.commit()
+    found = [b["trials"] for b in calibration(psy)["bands"]]
+    assert found[3] == {"stopped": 2, "helpful": 1, "helpfulRate": 0.5}
+    assert found[4] == {"stopped": 1, "helpful": 1, "helpfulRate": 1.0}
+    assert found[0] == {"stopped": 0, "helpful": 0, "helpfulRate": None}
+    only = [b["trials"]["stopped"] for b in calibration(psy, agenteAlvo="qa-bot")["bands"]]
+    assert only == [0, 0, 0, 0, 1]
+
+
 def test_the_counts_come_from_aggregation_queries_not_from_reading_hypotheses(
     psy: Psychologist, counter: CallCounter
 ) -> None:
@@ -103,7 +135,7 @@ def test_the_counts_come_from_aggregation_queries_not_from_reading_hypotheses(
     counter.calls.clear()
     calibration(psy)
     assert "RunQuery" not in counter.calls
-    assert counter.calls.count("RunAggregationQuery") == 15
+    assert counter.calls.count("RunAggregationQuery") == 25
 
 
 def test_a_window_that_ends_before_it_starts_is_refused(psy: Psychologist) -> None:

@@ -148,6 +148,10 @@ def test_only_one_trial_of_a_hypothesis_runs_and_a_stopped_one_stops_assigning(
     stopped = tried.loop.connect.api.post(tried.path(f"/trials/{trial}/stop"), {}, tried.admin)
     assert stopped.status_code == 200, stopped.text
     assert stopped.json()["status"] == "stopped"
+    band = tried.loop.connect.api.call(
+        "GET", f"/projects/{tried.loop.project}/calibration", token=tried.admin
+    ).json()["bands"][3]
+    assert (band["trials"]["stopped"], band["trials"]["helpful"]) == (1, 0)
     reply = tried.loop.connect.start("after the stop", sessionId="after-stop")
     assert reply["trials"] == []
     assert tried.start_trial().status_code == 201
