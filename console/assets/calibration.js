@@ -176,9 +176,15 @@ function table(calibration) {
       h(
         "tr",
         {},
-        ["Confidence", "Hypotheses", "Accepted", "Dismissed", "Proposed", "Accepted share"].map(
-          (name) => h("th", { scope: "col" }, name),
-        ),
+        [
+          "Confidence",
+          "Hypotheses",
+          "Accepted",
+          "Dismissed",
+          "Proposed",
+          "Accepted share",
+          "Trials that found the change helpful",
+        ].map((name) => h("th", { scope: "col" }, name)),
       ),
     ),
     h(
@@ -193,8 +199,14 @@ function table(calibration) {
             h("td", {}, count),
           ),
           h("td", {}, share(band)),
+          h("td", { class: "trials" }, trialsFound(band.trials)),
         ),
       ),
     ),
   );
+}
+
+function trialsFound(trials) {
+  if (trials.stopped === 0) return "no trial stopped";
+  return `${trials.helpful} of ${trials.stopped} stopped trials`;
 }

@@ -311,6 +311,102 @@ function effectPanel(hypothesis, found) {
   );
 }
 
+const TRIAL_VERDICTS = {
+  improved: "The change helped: sessions given it show the pattern less, beyond chance.",
+  worse: "The change hurt: sessions given it show the pattern more, beyond chance.",
+  no_clear_change: "No clear difference between the arms yet.",
+  too_few_sessions: "Too few sessions in an arm to tell yet.",
+};
+
+// A randomised trial of an accepted card's suggestion: its arms and verdict, with stop
+// and start for those who may decide.
+function trialPanel(params, hypothesis, found, decide, reload) {
+  if (hypothesis.status !== "accepted" || !found || found.error) return null;
+  const trial = found.effect.randomized;
+  const path = projectPath(
+    params.project,
+    `/hypotheses/${encodeURIComponent(hypothesis.id)}/trials`,
+  );
+  const outcome = h("div", { class: "outcome", "aria-live": "polite" });
+  const parts = [h("h3", {}, "Randomised trial")];
+  if (trial) {
+    const needed = trial.sessionsNeeded
+      ? ` About ${trial.sessionsNeeded} sessions in all are needed to find a ratio of ${trial.meaningfulRatio}.`
+      : "";
+    parts.push(
+      h(
+        "p",
+        { class: "trial-verdict" },
+        `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${needed}`,
+      ),
+      h(
+        "table",
+        { class: "arms" },
+        h("caption", {}, `Arms of trial ${trial.trialId} (treatment share ${trial.share})`),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Arm", "Sessions", "Lost", "Ended abnormally"].map((name) =>
+              h("th", { scope: "col" }, name),
+            ),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ["treatment", "control"].map((arm) =>
+            h(
+              "tr",
+              { dataset: { arm } },
+              h("th", { scope: "row" }, arm),
+              h("td", {}, trial.arms[arm].sessions),
+              h("td", {}, trial.arms[arm].lost),
+              h("td", {}, percent(trial.arms[arm].abnormalShare)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+  if (decide?.allowed && trial?.status === "running") {
+    const stop = h("button", { type: "button", class: "secondary" }, "Stop the trial");
+    stop.addEventListener("click", async () => {
+      try {
+        await post(`${path}/${encodeURIComponent(trial.trialId)}/stop`, {});
+        reload();
+      } catch (error) {
+        replace(outcome, problem(error));
+      }
+    });
+    parts.push(stop);
+  } else if (decide?.allowed) {
+    const org = idInput("orgId", "", { required: true, pattern: TENANT_ID });
+    const agent = idInput("agentId", "", { required: true });
+    const form = h(
+      "form",
+      { class: "start-trial", "aria-label": "Start a trial" },
+      field("Org", org),
+      field("Agent", agent, "The AgentConnect agent whose outcome source is this project."),
+      h("button", { type: "submit" }, "Start a trial"),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        await post(path, { orgId: org.value, agentId: agent.value });
+        reload();
+      } catch (error) {
+        replace(outcome, problem(error));
+      }
+    });
+    parts.push(form);
+  }
+  parts.push(outcome);
+  return h("section", { class: "trial", "aria-label": "Randomised trial" }, ...parts);
+}
+
 function card(
   params,
   hypothesis,
@@ -379,6 +475,7 @@ function card(
     ),
     decided(hypothesis, latest.get(hypothesis.id)),
     effectPanel(hypothesis, effects.get(hypothesis.id)),
+    trialPanel(params, hypothesis, effects.get(hypothesis.id), decide, reload),
     decision(params, hypothesis, decide, reload),
     history(params, hypothesis, latest.get(hypothesis.id)?.decisions),
   );

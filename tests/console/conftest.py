@@ -20,9 +20,10 @@ from cli.host import LocalHost
 from tests.agentconnect.conftest import configured, connect
 from tests.agentconnect.loop import loop
 from tests.psychologist.conftest import psy
+from tests.psychologist.tried import tried
 from tests.research.conftest import research
 
-__all__ = ["configured", "connect", "loop", "psy", "research"]
+__all__ = ["configured", "connect", "loop", "psy", "research", "tried"]
 
 AXE = Axe()
 CHROMIUM_FLAGS = [

@@ -24,6 +24,7 @@ from tests.console.conftest import Console
 from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 from tests.psychologist.test_effect import MIN, measured
 from tests.psychologist.test_otlp import agent_run, export, tool_event_ids
+from tests.psychologist.tried import Tried
 from tests.research.conftest import Research
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
@@ -538,9 +539,16 @@ def test_the_calibration_chart_shows_each_band_s_counts_and_too_few_decisions_as
     expect(bands.nth(4).locator("text.value")).to_have_text("4/5")
     rows = console.page.locator("table.counts tbody tr")
     expect(rows.nth(1).locator("td")).to_have_text(
-        ["3", "1", "1", "1", "too few decisions (2) to tell; 50% accepted so far"]
+        [
+            "3",
+            "1",
+            "1",
+            "1",
+            "too few decisions (2) to tell; 50% accepted so far",
+            "no trial stopped",
+        ]
     )
-    expect(rows.nth(4).locator("td").last).to_have_text("80% accepted")
+    expect(rows.nth(4).locator("td").nth(4)).to_have_text("80% accepted")
     caption = console.page.locator("figure.calibration figcaption")
     expect(caption.locator("time")).to_have_count(2)
     in_locale = "(el) => el.textContent === new Date(el.dateTime).toLocaleString()"
@@ -609,3 +617,30 @@ def test_the_selection_report_shows_shares_with_intervals_and_an_admin_puts_its_
     stored = document(f"orgs/{loop.connect.org}/agents/{AGENT}/selections/3")
     assert len(stored["selection"]["fromReport"]["reportId"]) == 32
     assert stored["selection"]["decision"]["rules"][0]["when"]["thresholds"] == {"true": 0.6}
+
+
+def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_it(
+    tried: Tried, console: Console
+) -> None:
+    console.open()
+    console.sign_in(tried.admin)
+    console.show("hypotheses", project=tried.loop.project)
+    panel = console.page.locator("section.trial")
+    form = panel.locator("form.start-trial")
+    form.get_by_label("Org").fill(tried.loop.connect.org)
+    form.get_by_label("Agent").fill(AGENT)
+    form.get_by_role("button", name="Start a trial").click()
+    expect(panel.locator(".trial-verdict")).to_contain_text("Running.")
+    expect(panel.locator("table.arms tbody tr")).to_have_count(2)
+    started = tried.loop.connect.start("under trial", sessionId="console-1")
+    [assigned] = started["trials"]
+    tried.loop.connect.frozen(started["seq"])
+    tried.loop.log_and_end("console-1", "closed")
+    console.page.reload()
+    arm = panel.locator(f'table.arms tr[data-arm="{assigned["arm"]}"] td').first
+    expect(arm).to_have_text("1")
+    console.snapshot("trial")
+    assert console.accessibility_violations() == []
+    panel.get_by_role("button", name="Stop the trial").click()
+    expect(panel.locator(".trial-verdict")).to_contain_text("Stopped.")
+    expect(panel.locator("form.start-trial")).to_have_count(1)
