@@ -18,9 +18,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_
 
 from cli.host import LocalHost
 from tests.agentconnect.conftest import configured, connect
-from tests.agentconnect.loop import loop
+from tests.loop.linked import loop
+from tests.loop.tried import tried
 from tests.psychologist.conftest import psy
-from tests.psychologist.tried import tried
 from tests.research.conftest import research
 
 __all__ = ["configured", "connect", "loop", "psy", "research", "tried"]

@@ -18,13 +18,13 @@ from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
-from tests.agentconnect.loop import Loop, run_explored
 from tests.api import document
 from tests.console.conftest import Console
+from tests.loop.linked import Loop, run_explored
+from tests.loop.tried import Tried
 from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 from tests.psychologist.test_effect import MIN, measured
 from tests.psychologist.test_otlp import agent_run, export, tool_event_ids
-from tests.psychologist.tried import Tried
 from tests.research.conftest import Research
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"

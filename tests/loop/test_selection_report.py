@@ -9,19 +9,16 @@ import pytest
 from shared.clients import db
 from shared.validation import issues_for
 from tests.agentconnect.conftest import DEFAULT, selection_with
-from tests.agentconnect.loop import (
+from tests.api import Configure
+from tests.loop.linked import (
     AGENT_NAME,
     CONTAINER,
     PRO,
     Loop,
     exploring_ids,
     key,
-    loop,
     run_explored,
 )
-from tests.api import Configure
-
-__all__ = ["loop"]
 
 
 def test_a_linked_agents_report_counts_exactly_what_was_sent(loop: Loop) -> None:

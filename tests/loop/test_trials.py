@@ -5,12 +5,8 @@ verdict that matches what was sent."""
 from __future__ import annotations
 
 from functions.outcomes.trials import arm_of, verdict_of
-from tests.agentconnect.conftest import configured, connect
-from tests.agentconnect.loop import loop
+from tests.loop.tried import Tried
 from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
-from tests.psychologist.tried import Tried, tried
-
-__all__ = ["configured", "connect", "loop", "tried"]
 
 
 def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.agentconnect.conftest import AGENT
-from tests.agentconnect.loop import AGENT_NAME, Loop
 from tests.api import assert_conforms, wait_for
+from tests.loop.linked import AGENT_NAME, Loop
 from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
 from tests.psychologist.conftest import Log, hypothesis
 
