@@ -6,7 +6,7 @@ No `from __future__ import annotations` here, as in the APIs' documents modules.
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -89,6 +89,8 @@ class Trial(TypedDict):
     started_at: datetime
     started_by: str
     stopped_at: datetime | None
+    stopped_by: NotRequired[str]
+    stop_reason: NotRequired[str | None]
     agenteAlvo: str
     confiancaPercent: float
     createdAt: datetime

@@ -90,6 +90,10 @@ class TrialStartRequest(TypedDict):
     maxSessions: NotRequired[int]
 
 
+class TrialStopRequest(TypedDict):
+    reason: NotRequired[str]
+
+
 REQUESTS: dict[str, type] = {
     "psychologist/project.params": ProjectParams,
     "psychologist/session.params": SessionParams,
@@ -105,5 +109,6 @@ REQUESTS: dict[str, type] = {
     "psychologist/trial.params": TrialParams,
     "psychologist/effect.params": EffectParams,
     "psychologist/trial_start.request": TrialStartRequest,
+    "psychologist/trial_stop.request": TrialStopRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

@@ -35,7 +35,12 @@ from functions.outcomes.trials import (
 )
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
-from functions.psychologist.requests import TrialParams, TrialsParams, TrialStartRequest
+from functions.psychologist.requests import (
+    TrialParams,
+    TrialsParams,
+    TrialStartRequest,
+    TrialStopRequest,
+)
 from shared import auth
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, conflict, not_found
@@ -292,7 +297,7 @@ def stop_trial(call: Call) -> Reply:
     """End assignment: the agent's start no longer sees the trial and the hypothesis may be
     tried again. The verdict as it stands is kept with the trial, for calibration; the
     counts stay readable. Stopping a stopped trial answers it as it is."""
-    params = call.params_as(TrialParams)
+    params, body = call.params_as(TrialParams), call.body_as(TrialStopRequest)
     trial = _trial(params)
     if trial["status"] == TrialStatus.STOPPED:
         return Reply(trial_view(trial))
@@ -301,7 +306,13 @@ def stop_trial(call: Call) -> Reply:
     batch = db().batch()
     batch.update(
         outcome_store.trial_ref(trial["project_id"], trial["id"]),
-        {"status": TrialStatus.STOPPED, "stopped_at": now, "verdict": read["verdict"]},
+        {
+            "status": TrialStatus.STOPPED,
+            "stopped_at": now,
+            "stopped_by": call.principal.user_id,
+            "stop_reason": body.get("reason"),
+            "verdict": read["verdict"],
+        },
     )
     batch.update(
         store.hypotheses(trial["project_id"]).document(trial["hypothesis_id"]),
