@@ -70,7 +70,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -632,7 +632,7 @@ class GeminiTestServer:
 
     def _success(self, recorded: Recorded, profile: ModelProfile, reply: Reply) -> dict[str, Any]:
         prompt_tokens = tokens_of(recorded.system + recorded.prompt)
-        text = reply.text or ""
+        text = quoted(reply.text or "", recorded)
         if reply.usage is not None:
             prompt_tokens, answer_tokens = reply.usage
         else:
@@ -868,6 +868,41 @@ class GeminiTestServer:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+def fenced_lines(prompt: str, tag: str) -> Iterator[Any]:
+    """Each line between `<tag>` and `</tag>`, read back as the JSON it was fenced as."""
+    inside = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
+    for line in inside.group(1).splitlines() if inside else []:
+        if line.strip():
+            yield json.loads(line)
+
+
+def first_sentence(text: str) -> str:
+    """The item's first sentence, verbatim: what a citation without a scripted quote quotes."""
+    return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+
+
+def quoted(text: str, recorded: Recorded) -> str:
+    """A research answer as a model that quotes gives it: each citation its script or
+    responder left without a `quote` quotes the first sentence of the cited item's text
+    in the prompt (a scripted quote, adversarial or not, is sent as it is)."""
+    schema = field_of(recorded.generation, "responseJsonSchema") or {}
+    if "findings" not in schema.get("properties", {}):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    items = {i["evidence_id"]: i["text"] for i in fenced_lines(recorded.prompt, "evidence_items")}
+    sections = [data.get("answer"), *data.get("findings", []), *data.get("query_suggestions", [])]
+    refs = [r for s in sections if isinstance(s, dict) for r in s.get("evidence", [])]
+    for ref in [*refs, *data.get("sentiment", [])]:
+        if isinstance(ref, dict) and "quote" not in ref and ref.get("evidence_id") in items:
+            ref["quote"] = first_sentence(items[ref["evidence_id"]])
+    return json.dumps(data, ensure_ascii=False)
 
 
 def cited_research_answer(

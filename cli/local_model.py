@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply
+from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply, fenced_lines
 from functions.research.checks import QUANTITATIVE
 from functions.research.prompts import METHOD_VERSION, TASKS
 
@@ -53,14 +52,6 @@ def answer(request: Recorded) -> Reply:
     else:
         data = _research(prompt)
     return Reply(text=json.dumps(data), model_version=MODEL_VERSION)
-
-
-def _fenced_lines(prompt: str, tag: str) -> Iterator[Any]:
-    """Each line between `<tag>` and `</tag>`, read back as the JSON it was fenced as."""
-    inside = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
-    for line in inside.group(1).splitlines() if inside else []:
-        if line.strip():
-            yield json.loads(line)
 
 
 def _words(text: str) -> set[str]:
@@ -106,7 +97,7 @@ def _request_kind(prompt: str) -> str:
 
 
 def _research(prompt: str) -> dict[str, Any]:
-    items = list(_fenced_lines(prompt, "evidence_items"))
+    items = list(fenced_lines(prompt, "evidence_items"))
     kind = _request_kind(prompt)
     cited = items[:MAX_CITED]
     main = _statement(cited[0], "observed")
@@ -174,7 +165,7 @@ def _hypothesis(signal: dict[str, Any], session: dict[str, Any]) -> dict[str, An
 
 
 def _psychologist(prompt: str) -> dict[str, Any]:
-    combined = list(_fenced_lines(prompt, "findings"))
+    combined = list(fenced_lines(prompt, "findings"))
     if combined:
         unique = {(h["agenteAlvo"], h["observacao"]): h for h in combined[0]}
         return {"hypotheses": list(unique.values())[:10]}
@@ -187,7 +178,7 @@ def _psychologist(prompt: str) -> dict[str, Any]:
 
 
 def _agentconnect(prompt: str, value_schema: dict[str, Any]) -> dict[str, Any]:
-    given: Any = next(_fenced_lines(prompt, "session_input"), {})
+    given: Any = next(fenced_lines(prompt, "session_input"), {})
     said = _words(json.dumps(given))
     if value_schema.get("type") == "boolean":
         question = re.search(r"^Question: (.*)$", prompt, re.MULTILINE)

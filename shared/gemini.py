@@ -56,6 +56,14 @@ class Usage:
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.thought_tokens + other.thought_tokens,
+        )
+
     def stored(self) -> TokenUsage:
         """As a job stores it."""
         return {

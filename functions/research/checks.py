@@ -1,7 +1,9 @@
-"""Checks on the model's answer before anything is stored. Output is never repaired."""
+"""Checks on the model's answer before anything is stored. Output is never repaired by
+code: a quote that is not in its item is named back to the model, once (the worker)."""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -9,6 +11,7 @@ from typing import Any
 
 from functions.research.citations import references
 from functions.research.documents import Answer, Rejection
+from functions.research.quotes import Cited, refusal
 from shared.answers import parse_strictly
 from shared.gemini import model_schema
 from shared.validation import Schema, issues_for, load_schema
@@ -36,10 +39,77 @@ def contract_answer_schema() -> Schema:
     return dict(message["properties"]["answer"]["anyOf"][0])
 
 
+QUOTE_SCHEMA: Schema = {
+    "type": "string",
+    "description": "The shortest passage of the cited item's text, copied verbatim, that "
+    "supports the statement.",
+}
+
+
+def _with_quotes(schema: Any) -> Any:
+    """Every citation (an object naming `evidence_id` and `revision`) also asks for the
+    passage it rests on."""
+    if isinstance(schema, list):
+        return [_with_quotes(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: _with_quotes(value) for key, value in schema.items()}
+    properties = result.get("properties")
+    if isinstance(properties, dict) and {"evidence_id", "revision"} <= set(properties):
+        result["properties"] = {**properties, "quote": QUOTE_SCHEMA}
+        result["required"] = [*result.get("required", []), "quote"]
+    return result
+
+
 @cache
 def gemini_answer_schema() -> Schema:
-    """The answer schema handed to Gemini, derived from the contract's, not retyped."""
-    return model_schema(contract_answer_schema())
+    """The answer schema handed to Gemini: the contract's, not retyped, with a verbatim
+    quote asked for each citation (`split_quotes` takes them out again)."""
+    with_quotes: Schema = _with_quotes(model_schema(contract_answer_schema()))
+    return with_quotes
+
+
+def split_quotes(data: Any) -> tuple[Any, list[Cited]]:
+    """The model's answer without its quotes (what the contract's schema then checks), and
+    each citation's quote by where it stands. A citation without a quote quotes nothing.
+    Data of the wrong shape is handed back for the schema check to refuse."""
+    if not isinstance(data, dict):
+        return data, []
+    answer = copy.deepcopy(data)
+    quotes = [ref.pop("quote", "") for ref in _citation_objects(answer)]
+    if issues_for("research/answer", answer):
+        return answer, []
+    return answer, [
+        Cited(path, ref["evidence_id"], ref["revision"], quote if isinstance(quote, str) else "")
+        for (path, ref), quote in zip(references(parse_answer(answer)), quotes, strict=True)
+    ]
+
+
+def _citation_objects(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every object of the answer that cites an item, in the order `references` walks a
+    checked answer."""
+    sections: list[Any] = [answer.get("answer")]
+    for name in ("findings", "query_suggestions"):
+        entries = answer.get(name)
+        sections += entries if isinstance(entries, list) else []
+    for section in sections:
+        refs = section.get("evidence") if isinstance(section, dict) else None
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict):
+                yield ref
+    entries = answer.get("sentiment")
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict):
+            yield entry
+
+
+def quote_refusals(cited: list[Cited], texts: dict[str, str]) -> list[Rejection]:
+    """Each citation whose quote is not in the cited item's text, and why."""
+    return [
+        {"path": f"{each.path}.quote", "reason": reason}
+        for each in cited
+        if (reason := refusal(each, texts)) is not None
+    ]
 
 
 def parse_answer(data: Any) -> Answer:

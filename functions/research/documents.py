@@ -168,6 +168,19 @@ class Message(TypedDict):
     created_at: datetime
 
 
+class Citation(TypedDict):
+    """One citation of a completed run's answer with the passage it rests on: `text[start:
+    end]` of the item at `revision` is the passage as the item says it."""
+
+    path: str
+    """Where the citation stands in the answer (`answer.evidence[0]`, `sentiment[1]`)."""
+    evidence_id: str
+    revision: int
+    quote: str
+    start: int
+    end: int
+
+
 class Run(TypedDict):
     """`workspaces/{ws}/runs/{r}`: one run; the assistant message lives in it."""
 
@@ -190,6 +203,10 @@ class Run(TypedDict):
     usage: TokenUsage
     slot: NotRequired[str]
     """The active-run slot a queued run took (see `store.SLOTS`)."""
+    citations: NotRequired[list[Citation]]
+    """Each citation's verified passage, once the run completed."""
+    quote_repairs: NotRequired[int]
+    """1 when the model was asked once more because a quote was not in its item."""
     claim: NotRequired[str]
     started_at: NotRequired[datetime]
     finished_at: NotRequired[datetime]
@@ -255,3 +272,18 @@ class ConversationView(TypedDict):
     revision: int
     created_at: str
     expires_at: str
+
+
+class CitationView(TypedDict):
+    path: str
+    evidence_id: str
+    revision: int
+    quote: str
+    start: int
+    end: int
+    supported: bool | None
+
+
+class StatementCitations(TypedDict):
+    path: str
+    citations: list[CitationView]

@@ -63,7 +63,13 @@ class CancelRequest(StatusRequest):
     """Names the run as a status read does."""
 
 
+class CitationsParams(TypedDict):
+    runId: str
+    workspace_id: str
+
+
 REQUESTS: dict[str, type] = {
+    "research/citations.params": CitationsParams,
     "research/conversation_create.request": ConversationCreateRequest,
     "research/evidence_upsert.request": EvidenceUpsertRequest,
     "research/evidence_remove.request": EvidenceRemoveRequest,

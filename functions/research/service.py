@@ -30,6 +30,7 @@ from functions.research.lifecycle import LIFECYCLE
 from functions.research.requests import (
     AskRequest,
     CancelRequest,
+    CitationsParams,
     ConversationCreateRequest,
     EvidenceItem,
     EvidenceReadRequest,
@@ -39,9 +40,11 @@ from functions.research.requests import (
 )
 from functions.research.views import (
     TERMINAL,
+    availability,
     conversation_view,
     evidence_at,
     run_view,
+    statements,
     status_view,
 )
 from shared import jobs, logs
@@ -63,6 +66,7 @@ from shared.store import (
     data_as,
     live_as,
     read_all,
+    read_as,
     transact,
     unchanged_since,
     writable,
@@ -470,6 +474,34 @@ def status(call: Call) -> Reply:
     completed = run["status"] == RunStatus.COMPLETED
     lost = _why_not_current(run, current, call.principal) if completed else None
     return Reply(status_view(run_ref.id, run, revision, lost))
+
+
+def citations(call: Call) -> Reply:
+    """Each statement of a completed run with its verified passages, while the status read
+    would serve the result (the same check of its sources and its asker's authority);
+    otherwise none, and the status and availability say why. Two reads: the run, then
+    its conversation."""
+    params = call.params_as(CitationsParams)
+    workspace_id, run_id = params["workspace_id"], params["runId"]
+    run = live_as(store.run_ref(workspace_id, run_id).get(), Run, "The run")
+    conversation = read_as(
+        store.conversation_ref(workspace_id, run["conversation_id"]), Conversation
+    )
+    completed = run["status"] == RunStatus.COMPLETED
+    lost = _why_not_current(run, conversation, call.principal) if completed else None
+    view = run_view(run_id, run)
+    status, failure = view["status"], view["failure_code"]
+    if lost is not None:
+        status, failure = RunStatus.UNAVAILABLE, lost
+    served = status == RunStatus.COMPLETED
+    return Reply(
+        {
+            "run_id": run_id,
+            "status": status,
+            "availability": availability(status, failure),
+            "statements": statements(run.get("citations", [])) if served else [],
+        }
+    )
 
 
 def _why_not_current(run: Run, conversation: Conversation | None, caller: Principal) -> str | None:

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from functions.research.documents import (
     Availability,
+    Citation,
+    CitationView,
     Conversation,
     ConversationView,
     Evidence,
@@ -16,6 +18,7 @@ from functions.research.documents import (
     Run,
     RunStatus,
     RunView,
+    StatementCitations,
     StatusView,
 )
 from functions.research.lifecycle import LIFECYCLE, effective_state
@@ -120,3 +123,26 @@ def status_view(
         "conversation_revision": conversation_revision,
         "availability": availability(view["status"], view["failure_code"]),
     }
+
+
+def statement_of(path: str) -> str:
+    """The statement a citation belongs to: `findings[1].evidence[0]` is `findings[1]`."""
+    return path.split(".evidence[", maxsplit=1)[0]
+
+
+def statements(citations: list[Citation]) -> list[StatementCitations]:
+    """The citations grouped by statement, in the answer's order."""
+    grouped: dict[str, list[CitationView]] = {}
+    for cited in citations:
+        grouped.setdefault(statement_of(cited["path"]), []).append(
+            {
+                "path": cited["path"],
+                "evidence_id": cited["evidence_id"],
+                "revision": cited["revision"],
+                "quote": cited["quote"],
+                "start": cited["start"],
+                "end": cited["end"],
+                "supported": None,
+            }
+        )
+    return [{"path": path, "citations": found} for path, found in grouped.items()]

@@ -8,6 +8,7 @@ it failed). Nothing here writes into the run's path from a create event of its o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,11 +20,14 @@ from functions.research.checks import (
     gemini_answer_schema,
     issues_for_answer,
     parse_answer,
+    quote_refusals,
     rejections,
+    split_quotes,
 )
 from functions.research.citations import cited_ids
 from functions.research.documents import (
     Answer,
+    Citation,
     Conversation,
     Evidence,
     FailureCode,
@@ -33,7 +37,8 @@ from functions.research.documents import (
     RunStatus,
 )
 from functions.research.grants import asker_grant
-from functions.research.prompts import build_prompt
+from functions.research.prompts import Prompt, build_prompt, repair_prompt
+from functions.research.quotes import Cited, locate
 from shared import jobs
 from shared.clients import db
 from shared.gemini import NO_USAGE, GeminiError, Output, Usage, estimate_tokens, generate_json
@@ -51,6 +56,8 @@ class RunWork:
     usage: Usage = NO_USAGE
     model_version: str | None = None
     rejected: list[Rejection] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    quote_repairs: int = 0
 
     def summary(self, workspace_id: str) -> dict[str, object]:
         """What the settled run's log line says beside its status."""
@@ -60,6 +67,7 @@ class RunWork:
             **self.usage.stored(),
             "model_version": self.model_version,
             "rejected": len(self.rejected),
+            "quote_repairs": self.quote_repairs,
         }
 
 
@@ -129,6 +137,25 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
     if estimate_tokens(prompt.system + prompt.text) > config.research_input_token_budget:
         outcome.failure = FailureCode.INPUT_TOO_LARGE
         return outcome
+    started = time.monotonic()
+    checked = _checked(_asked(prompt, claimed, outcome), run, prompt)
+    if checked.quotes_only and _time_for_another(claimed, time.monotonic() - started):
+        outcome.quote_repairs = 1
+        refused = [(r["path"], r["reason"]) for r in checked.rejected]
+        checked = _checked(_asked(repair_prompt(prompt, refused), claimed, outcome), run, prompt)
+    outcome.answer, outcome.rejected, outcome.citations = (
+        checked.answer,
+        checked.rejected,
+        checked.citations,
+    )
+    if outcome.rejected:
+        outcome.failure = FailureCode.INVALID_OUTPUT
+    return outcome
+
+
+def _asked(prompt: Prompt, claimed: Claim, outcome: RunWork) -> Any:
+    """Gemini's answer to the prompt, its tokens added to the run's."""
+    config = settings()
     reply = generate_json(
         model=config.research_model,
         system=prompt.system,
@@ -137,15 +164,54 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
         output=Output(config.research_output_token_limit, config.research_thinking_tokens),
         deadline=claimed.deadline,
     )
-    outcome.usage, outcome.model_version = reply.usage, reply.model_version
-    outcome.rejected = issues_for_answer(reply.data)
-    if not outcome.rejected:
-        answer = parse_answer(reply.data)
-        outcome.rejected = rejections(answer, run["request_kind"], prompt.cited_revisions)
-        outcome.answer = None if outcome.rejected else answer
-    if outcome.rejected:
-        outcome.failure = FailureCode.INVALID_OUTPUT
-    return outcome
+    outcome.usage, outcome.model_version = outcome.usage + reply.usage, reply.model_version
+    return reply.data
+
+
+@dataclass(frozen=True)
+class Checked:
+    answer: Answer | None
+    rejected: list[Rejection]
+    citations: list[Citation]
+
+    @property
+    def quotes_only(self) -> bool:
+        """Refused for its quotes alone: what one more answer may mend."""
+        return bool(self.rejected) and all(r["path"].endswith(".quote") for r in self.rejected)
+
+
+def _checked(data: Any, run: Run, prompt: Prompt) -> Checked:
+    """The answer held to the contract's schema, the evidence shown and its own quotes."""
+    answer_data, cited = split_quotes(data)
+    rejected = issues_for_answer(answer_data)
+    if rejected:
+        return Checked(None, rejected, [])
+    answer = parse_answer(answer_data)
+    rejected = rejections(answer, run["request_kind"], prompt.cited_revisions)
+    rejected = rejected or quote_refusals(cited, prompt.texts)
+    if rejected:
+        return Checked(None, rejected, [])
+    return Checked(answer, [], [_citation(each, prompt.texts) for each in cited])
+
+
+def _citation(cited: Cited, texts: dict[str, str]) -> Citation:
+    found = locate(cited.quote, texts[cited.evidence_id])
+    if found is None:
+        raise ValueError(f"{cited.path}: a checked quote is not in its item")
+    return {
+        "path": cited.path,
+        "evidence_id": cited.evidence_id,
+        "revision": cited.revision,
+        "quote": texts[cited.evidence_id][found.start : found.end],
+        "start": found.start,
+        "end": found.end,
+    }
+
+
+def _time_for_another(claimed: Claim, first_call_s: float) -> bool:
+    """Whether one more call as long as the first fits before the claim's deadline."""
+    left = (claimed.deadline - utcnow()).total_seconds()
+    return left > first_call_s
 
 
 def _settlement(
@@ -187,6 +253,7 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
             **usage,
             "model_version": outcome.model_version,
             "rejected": outcome.rejected,
+            "quote_repairs": outcome.quote_repairs,
         }
         failure = FailureCode.EXPIRED if is_expired(current) else outcome.failure
         if failure is None:
@@ -213,6 +280,7 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
                 "lease_until": None,
                 "finished_at": utcnow(),
                 "message": message,
+                "citations": outcome.citations,
             },
         )
         return RunStatus.COMPLETED
@@ -228,7 +296,8 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
 def failed(_claimed: Claim, outcome: RunWork, code: str, error: GeminiError | None) -> RunWork:
     outcome.failure, outcome.answer = code, None
     if error is not None:
-        outcome.usage, outcome.model_version = error.usage, error.model_version
+        outcome.usage = outcome.usage + error.usage
+        outcome.model_version = error.model_version
     outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
     return outcome
 
