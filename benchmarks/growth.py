@@ -157,6 +157,7 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
     session = requests.Session()
     headers = {"Authorization": f"Bearer {seed.token}"}
     research, analysis, evaluation = [], [], []
+    repairs = 0
     for index in range(rounds):
         run = session.post(
             f"{host_url}/research-api/assistant/ask",
@@ -176,6 +177,7 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
                 "finished_at",
             )
         )
+        repairs += (run_doc.get().to_dict() or {}).get("quote_repairs", 0)
 
         session_id = f"PIPE{index}"
         session.post(
@@ -219,6 +221,7 @@ def pipeline(seed: Seed, host_url: str, rounds: int) -> dict[str, Any]:
         )
     return {
         "research_run": summary(research),
+        "research_quote_repairs": repairs,
         "analysis": summary(analysis),
         "model_evaluation": summary(evaluation),
     }

@@ -108,8 +108,14 @@ def _growth_lines(results: dict[str, Any]) -> list[str]:
     )
     lines.append("Trigger pipeline, document created -> worker finished (ms):")
     for name, row in results["pipeline"].items():
+        if isinstance(row, dict):
+            lines.append(
+                f"  {name:34} p50 {row['p50_ms']:8.1f}  p95 {row['p95_ms']:8.1f}  n={row['n']}"
+            )
+    if "research_quote_repairs" in results["pipeline"]:
         lines.append(
-            f"  {name:34} p50 {row['p50_ms']:8.1f}  p95 {row['p95_ms']:8.1f}  n={row['n']}"
+            f"  research runs asked again for a misquote: "
+            f"{results['pipeline']['research_quote_repairs']}"
         )
     return lines
 

@@ -459,13 +459,23 @@ def _research_prompt_lines(prompt: Results) -> list[str]:
 
 
 def _pipeline(results: Results) -> list[str]:
+    pipeline = results["pipeline"]
     rows = [
         (f"`{name}`", f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}", r["n"])
-        for name, r in results["pipeline"].items()
+        for name, r in pipeline.items()
+        if isinstance(r, dict)
     ]
+    repairs = pipeline.get("research_quote_repairs")
+    said = (
+        ""
+        if repairs is None
+        else f"Research runs that needed a second answer because a quote was not in its "
+        f"item: {repairs} of {pipeline['research_run']['n']} (the bench's model quotes "
+        "each item's first sentence, so this counts the machinery, not a model's slips)."
+    )
     return _section(
         "Trigger pipeline (ms, document created to worker finished)",
-        "",
+        said,
         _table(("job", "p50", "p95", "n"), rows),
     )
 

@@ -1,7 +1,7 @@
 // Research: a run's status and, once completed, each statement beside the evidence it
 // cites, as that evidence read at the cited revision.
 
-import { UUID, post } from "./api.js";
+import { UUID, get, post } from "./api.js";
 import { dl, field, h, idInput, loading, problem, queryForm, replace, when } from "./dom.js";
 import { isLocal, madeBy } from "./provenance.js";
 
@@ -39,11 +39,13 @@ async function showRun(results, params) {
     const status = (await post("/research-api/assistant/status", { ...scope, run_id: params.run }))
       .body;
     const answer = status.message?.answer;
-    const evidence = answer ? await citedEvidence(scope, answer) : new Map();
+    const [evidence, passages] = answer
+      ? await Promise.all([citedEvidence(scope, answer), passagesOf(params)])
+      : [new Map(), new Map()];
     replace(
       results,
       runSummary(status),
-      answer ? answerView(status.message, answer, evidence, status.run) : null,
+      answer ? answerView(status.message, answer, { evidence, passages }, status.run) : null,
     );
     // A pending run is read again until it settles, while this view is still shown.
     if (PENDING.has(status.run.status))
@@ -112,17 +114,40 @@ async function citedEvidence(scope, answer) {
   return found;
 }
 
-function citation(ref, evidence) {
+// The verified passage of each citation, by where it stands in the answer.
+async function passagesOf(params) {
+  const path = `/research-api/runs/${encodeURIComponent(params.run)}/citations`;
+  const reply = await get(path, { workspace_id: params.workspace });
+  const found = new Map();
+  for (const statement of reply.body.statements) {
+    for (const cited of statement.citations) found.set(cited.path, cited);
+  }
+  return found;
+}
+
+// The item's text with the passage the statement rests on marked.
+function marked(text, passage) {
+  if (!passage || passage.end > text.length) return h("blockquote", {}, text);
+  return h(
+    "blockquote",
+    {},
+    text.slice(0, passage.start),
+    h("mark", { class: "passage" }, text.slice(passage.start, passage.end)),
+    text.slice(passage.end),
+  );
+}
+
+function citation({ ref, path }, { evidence, passages }) {
   const item = evidence.get(keyOf(ref));
   const state = item?.state ?? "removed";
   return h(
     "figure",
     {
       class: `citation ${state}`,
-      dataset: { evidenceId: ref.evidence_id, revision: String(ref.revision), state },
+      dataset: { evidenceId: ref.evidence_id, revision: String(ref.revision), state, path },
     },
     item?.text != null
-      ? h("blockquote", {}, item.text)
+      ? marked(item.text, passages.get(path))
       : h(
           "p",
           { class: "unreadable" },
@@ -140,7 +165,7 @@ function citation(ref, evidence) {
   );
 }
 
-function statement(title, text, details, refs, evidence) {
+function statement(title, text, details, cited, found) {
   return h(
     "article",
     { class: "statement" },
@@ -148,12 +173,16 @@ function statement(title, text, details, refs, evidence) {
     h(
       "div",
       { class: "evidence", "aria-label": "Cited evidence" },
-      refs.map((ref) => citation(ref, evidence)),
+      cited.map((each) => citation(each, found)),
     ),
   );
 }
 
-function statementOf(title, item, evidence) {
+// Each citation of a statement with where it stands (`findings[0].evidence[1]`).
+const citedAt = (path, refs) =>
+  refs.map((ref, index) => ({ ref, path: `${path}.evidence[${index}]` }));
+
+function statementOf(title, path, item, found) {
   return statement(
     title,
     item.statement,
@@ -161,36 +190,43 @@ function statementOf(title, item, evidence) {
       ["Basis", item.basis],
       ["Uncertainty", item.uncertainty || null],
     ]),
-    item.evidence,
-    evidence,
+    citedAt(path, item.evidence),
+    found,
   );
 }
 
-function answerView(message, answer, evidence, run) {
+function answerView(message, answer, found, run) {
   return h(
     "section",
     { class: "answer side-by-side-list" },
     message.question
       ? h("p", { class: "question" }, h("strong", {}, "Question: "), message.question)
       : null,
-    statementOf("Answer", answer.answer, evidence),
-    answer.findings.map((finding, index) => statementOf(`Finding ${index + 1}`, finding, evidence)),
-    answer.sentiment.map((entry) =>
+    statementOf("Answer", "answer", answer.answer, found),
+    answer.findings.map((finding, index) =>
+      statementOf(`Finding ${index + 1}`, `findings[${index}]`, finding, found),
+    ),
+    answer.sentiment.map((entry, index) =>
       statement(
         `Sentiment: ${entry.label}`,
         entry.uncertainty || "",
         null,
-        [{ evidence_id: entry.evidence_id, revision: entry.revision }],
-        evidence,
+        [
+          {
+            ref: { evidence_id: entry.evidence_id, revision: entry.revision },
+            path: `sentiment[${index}]`,
+          },
+        ],
+        found,
       ),
     ),
-    answer.query_suggestions.map((suggestion) =>
+    answer.query_suggestions.map((suggestion, index) =>
       statement(
         `Query: ${suggestion.query}`,
         suggestion.rationale,
         dl([["Excluded terms", suggestion.excluded_terms.join(", ") || null]]),
-        suggestion.evidence,
-        evidence,
+        citedAt(`query_suggestions[${index}]`, suggestion.evidence),
+        found,
       ),
     ),
     answer.limitations.length

@@ -644,3 +644,25 @@ def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_i
     panel.get_by_role("button", name="Stop the trial").click()
     expect(panel.locator(".trial-verdict")).to_contain_text("Stopped.")
     expect(panel.locator("form.start-trial")).to_have_count(1)
+
+
+def test_each_cited_item_shows_the_passage_its_statement_rests_on_highlighted(
+    research: Research, console: Console
+) -> None:
+    cited = list(research.evidence.items())[:2]
+    answer = research.answer("Onboarding is slow.", cite=cited)
+    answer["answer"]["evidence"][0]["quote"] = "took me two days"
+    research.world.gemini.answer_json(answer)
+    run_id = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["status"] == "completed"
+    console.open()
+    console.sign_in(research.viewer)
+    route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
+    console.show("research", **route)
+    quotes = console.page.locator("article.statement").first.locator("figure.citation")
+    expect(quotes.nth(0).locator("blockquote")).to_have_text("Onboarding took me two days.")
+    expect(quotes.nth(0).locator("mark.passage")).to_have_text("took me two days")
+    expect(quotes.nth(0)).to_have_attribute("data-path", "answer.evidence[0]")
+    expect(quotes.nth(1).locator("mark.passage")).to_have_text("The setup wizard is confusing.")
+    console.snapshot("research-passages")
+    assert console.accessibility_violations() == []

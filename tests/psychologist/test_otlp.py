@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -114,7 +114,9 @@ def span_ids(spans: Sequence[ReadableSpan]) -> list[str]:
     for span in spans:
         assert span.context is not None
         assert span.end_time is not None
-        ended = datetime.fromtimestamp(span.end_time / 1e9, UTC)
+        # As the endpoint reads it: whole microseconds, truncated (a float division can
+        # round across a millisecond and name another event).
+        ended = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=span.end_time // 1000)
         ids.append(
             event_id(
                 span.context.trace_id.to_bytes(16, "big"),
