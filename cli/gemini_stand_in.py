@@ -442,6 +442,8 @@ class GeminiTestServer:
     """A batch pending or running longer than this reports BATCH_STATE_EXPIRED."""
     holding_batches: bool = False
     failing_batches: deque[str] = field(default_factory=deque)
+    support_replies: deque[Reply] = field(default_factory=deque)
+    """Scripted answers of research support checks, apart from every other call's."""
     batch_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # scripting -----------------------------------------------------------------
@@ -454,6 +456,11 @@ class GeminiTestServer:
         self.gates.append(gate)
         self.replies.append(Reply(text=json.dumps(data), gate=gate))
         return gate
+
+    def answer_support(self, data: Any, **kwargs: Any) -> None:
+        """The next research support check's answer. Unscripted, a support check finds
+        every statement supported, so that research scripts need not answer it."""
+        self.support_replies.append(Reply(text=json.dumps(data), **kwargs))
 
     def answer_text(self, text: str, **kwargs: Any) -> None:
         self.replies.append(Reply(text=text, **kwargs))
@@ -542,6 +549,7 @@ class GeminiTestServer:
             self.batch_expiry_s = BATCH_EXPIRY_S
             self.holding_batches = False
             self.failing_batches.clear()
+            self.support_replies.clear()
 
     def reported_usage(self) -> dict[str, int]:
         """The usage every answer so far reported, added up as Evidencia stores it:
@@ -568,6 +576,10 @@ class GeminiTestServer:
 
     # answering -----------------------------------------------------------------
     def _next(self, recorded: Recorded) -> Reply:
+        if is_support_check(recorded):
+            with self.lock:
+                scripted = self.support_replies.popleft() if self.support_replies else None
+            return scripted or Reply(text=json.dumps(all_supported(recorded.prompt)))
         with self.lock:
             if self.replies:
                 return self.replies.popleft()
@@ -868,6 +880,17 @@ class GeminiTestServer:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+def is_support_check(recorded: Recorded) -> bool:
+    schema = field_of(recorded.generation, "responseJsonSchema") or {}
+    return "verdicts" in schema.get("properties", {})
+
+
+def all_supported(prompt: str) -> dict[str, Any]:
+    """Every statement the support check names, found supported."""
+    named = [line["statement"] for line in fenced_lines(prompt, "statements")]
+    return {"verdicts": [{"statement": name, "supported": True} for name in named]}
 
 
 def fenced_lines(prompt: str, tag: str) -> Iterator[Any]:

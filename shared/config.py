@@ -121,6 +121,9 @@ class Settings:
     research_thinking_tokens: int
     research_workspace_token_budget: int
     research_lease_seconds: int
+    research_support_check: bool
+    """`RESEARCH_SUPPORT_CHECK`: `on` (True) asks Gemini, after every quote is found, whether
+    each statement's quotes support it; `off` keeps the verbatim check alone."""
     retention_hours: int
     psychologist_event_retention_hours: int
     psychologist_heartbeat_timeout_s: int
@@ -213,6 +216,13 @@ def _batch_mode(env: Environ, name: str) -> bool:
     return value == "auto"
 
 
+def _switch(env: Environ, name: str) -> bool:
+    value = env.get(name, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError(f"{name} must be on or off, not {value!r}")
+    return value == "on"
+
+
 def _answer_tokens(env: Environ, name: str, default: int) -> int:
     return _at_least(env, name, default, 1, "the answer needs at least one token of its own")
 
@@ -272,6 +282,7 @@ def _read(env: Environ) -> Settings:
             env, "RESEARCH_WORKSPACE_TOKEN_BUDGET", 2_000_000, "run fails budget_exhausted"
         ),
         research_lease_seconds=_lease(env, "RESEARCH_LEASE_SECONDS", 300),
+        research_support_check=_switch(env, "RESEARCH_SUPPORT_CHECK"),
         retention_hours=24,
         psychologist_event_retention_hours=_kept(env, "PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24),
         psychologist_heartbeat_timeout_s=_at_least_one(

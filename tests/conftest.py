@@ -29,9 +29,12 @@ BASE_ENV = {
     "GEMINI_TIMEOUT_MS": "3000",
     "AUTH_CACHE_SECONDS": "0",
     "PSYCHOLOGIST_GEMINI_BATCH": "off",
+    "RESEARCH_SUPPORT_CHECK": "off",
 }
 """An abnormal end's analysis is asked the standard way, so that it settles without a
-sweep, unless a test turns batches on (`tests/psychologist/test_batch.py`)."""
+sweep, unless a test turns batches on (`tests/psychologist/test_batch.py`); a research
+run makes one Gemini call, so that tests of budgets, retries and faults count exactly
+theirs, unless a test turns the support check on (`tests/research/test_citations.py`)."""
 
 
 QUERIES = QueryRecorder()

@@ -179,6 +179,8 @@ class Citation(TypedDict):
     quote: str
     start: int
     end: int
+    supported: bool | None
+    """True when the support check found its statement supported; None when it is off."""
 
 
 class Run(TypedDict):

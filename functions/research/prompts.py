@@ -59,11 +59,12 @@ def _fenced_item(evidence_id: str, item: Evidence) -> str:
 
 
 def repair_prompt(prompt: Prompt, refused: list[tuple[str, str]]) -> Prompt:
-    """The same prompt, then what was wrong with the previous answer's quotes: (where,
+    """The same prompt, then what was wrong with the previous answer's citations: (where,
     why) each, so that the model can answer once more."""
     lines = [
         prompt.text,
-        "Your previous answer quoted passages that are not in the items it cited:",
+        "Your previous answer's citations had these problems (a quote not in its item, or "
+        "quotes that do not say what their statement claims):",
         *(f"- {where}: {why}" for where, why in refused),
         "Answer again. Quote each cited item exactly as its text says it.",
     ]

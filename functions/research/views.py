@@ -142,7 +142,7 @@ def statements(citations: list[Citation]) -> list[StatementCitations]:
                 "quote": cited["quote"],
                 "start": cited["start"],
                 "end": cited["end"],
-                "supported": None,
+                "supported": cited.get("supported"),
             }
         )
     return [{"path": path, "citations": found} for path, found in grouped.items()]

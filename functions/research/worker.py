@@ -15,7 +15,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from functions.research import lifecycle, store
+from functions.research import lifecycle, store, support
 from functions.research.checks import (
     gemini_answer_schema,
     issues_for_answer,
@@ -47,6 +47,7 @@ from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, utcnow
 from shared.store import Changes, as_stored, data_as, read_all, read_as, stream_as
+from shared.validation import Schema
 
 
 @dataclass
@@ -138,11 +139,11 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
         outcome.failure = FailureCode.INPUT_TOO_LARGE
         return outcome
     started = time.monotonic()
-    checked = _checked(_asked(prompt, claimed, outcome), run, prompt)
-    if checked.quotes_only and _time_for_another(claimed, time.monotonic() - started):
+    checked = _answered(prompt, run, claimed, outcome)
+    if checked.mendable and _time_for_another(claimed, time.monotonic() - started):
         outcome.quote_repairs = 1
         refused = [(r["path"], r["reason"]) for r in checked.rejected]
-        checked = _checked(_asked(repair_prompt(prompt, refused), claimed, outcome), run, prompt)
+        checked = _answered(repair_prompt(prompt, refused), run, claimed, outcome)
     outcome.answer, outcome.rejected, outcome.citations = (
         checked.answer,
         checked.rejected,
@@ -153,14 +154,30 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
     return outcome
 
 
-def _asked(prompt: Prompt, claimed: Claim, outcome: RunWork) -> Any:
-    """Gemini's answer to the prompt, its tokens added to the run's."""
+def _answered(prompt: Prompt, run: Run, claimed: Claim, outcome: RunWork) -> Checked:
+    """The model's answer to the prompt, checked; with the support check on, an answer
+    whose quotes all stand is also held to what they say."""
+    data = _asked(prompt.system, prompt.text, gemini_answer_schema(), claimed, outcome)
+    checked = _checked(data, run, prompt)
+    if checked.answer is None or not settings().research_support_check:
+        return checked
+    text = support.prompt(checked.answer, checked.citations)
+    verdicts = _asked(support.SYSTEM, text, support.SCHEMA, claimed, outcome)
+    refused = support.unsupported(verdicts, checked.citations)
+    if refused:
+        return Checked(None, refused, [])
+    supported: list[Citation] = [{**c, "supported": True} for c in checked.citations]
+    return Checked(checked.answer, [], supported)
+
+
+def _asked(system: str, text: str, schema: Schema, claimed: Claim, outcome: RunWork) -> Any:
+    """Gemini's answer, its tokens added to the run's."""
     config = settings()
     reply = generate_json(
         model=config.research_model,
-        system=prompt.system,
-        prompt=prompt.text,
-        schema=gemini_answer_schema(),
+        system=system,
+        prompt=text,
+        schema=schema,
         output=Output(config.research_output_token_limit, config.research_thinking_tokens),
         deadline=claimed.deadline,
     )
@@ -175,9 +192,12 @@ class Checked:
     citations: list[Citation]
 
     @property
-    def quotes_only(self) -> bool:
-        """Refused for its quotes alone: what one more answer may mend."""
-        return bool(self.rejected) and all(r["path"].endswith(".quote") for r in self.rejected)
+    def mendable(self) -> bool:
+        """Refused for its quotes alone (not found, or not supporting their statement):
+        what one more answer may mend."""
+        return bool(self.rejected) and all(
+            r["path"].endswith((".quote", ".supported")) for r in self.rejected
+        )
 
 
 def _checked(data: Any, run: Run, prompt: Prompt) -> Checked:
@@ -205,6 +225,7 @@ def _citation(cited: Cited, texts: dict[str, str]) -> Citation:
         "quote": texts[cited.evidence_id][found.start : found.end],
         "start": found.start,
         "end": found.end,
+        "supported": None,
     }
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from shared.clients import db
-from tests.api import assert_conforms
+from tests.api import Configure, assert_conforms
 from tests.research.conftest import Research
 
 TEXTS = [
@@ -18,6 +18,12 @@ TEXTS = [
     "The setup wizard is confusing.",
     "Support answered fast.",
 ]
+
+
+@pytest.fixture(autouse=True)
+def support_check(configure: Configure) -> None:
+    """The support check on, as it is by default outside the suite."""
+    configure(RESEARCH_SUPPORT_CHECK="on")
 
 
 def citations(research: Research, run_id: str, token: str | None = None) -> Any:
@@ -60,9 +66,15 @@ def test_a_completed_runs_citations_serve_each_quote_at_its_offsets_in_the_cited
         text = texts[cited["evidence_id"]]
         assert text[cited["start"] : cited["end"]] == cited["quote"] == text
         assert cited["revision"] == research.evidence[cited["evidence_id"]]
+    assert all(cited["supported"] is True for cited in statement["citations"])
     assert stored_run(research, run_id)["quote_repairs"] == 0
-    prompt = research.world.gemini.requests[-1].body
-    assert "quote" in str(prompt["generationConfig"]["responseJsonSchema"])
+    asked, checked = research.world.gemini.requests
+    assert "quote" in str(asked.body["generationConfig"]["responseJsonSchema"])
+    assert "Onboarding took me two days." in checked.prompt
+    usage = stored_run(research, run_id)["usage"]
+    reported = research.world.gemini.reported_usage()
+    assert usage["input_tokens"] == reported["inputTokens"]
+    assert usage["output_tokens"] == reported["outputTokens"]
 
 
 def test_a_misquote_is_named_back_once_and_the_second_answer_completes(
@@ -72,7 +84,7 @@ def test_a_misquote_is_named_back_once_and_the_second_answer_completes(
     research.world.gemini.answer_json(quoting(research, "took me two days"))
     run_id = research.ask().json()["run"]["id"]
     assert research.settled(run_id)["run"]["status"] == "completed"
-    repair = research.world.gemini.requests[-1].prompt
+    repair = research.world.gemini.requests[1].prompt
     assert "answer.evidence[0].quote" in repair
     assert "is not in the text of evidence" in repair
     [statement] = citations(research, run_id).json()["statements"]
@@ -116,7 +128,7 @@ def test_an_adversarial_quote_given_twice_fails_the_run_naming_its_reason(
     assert reason in rejected["reason"]
     assert list(research.evidence)[index] in rejected["reason"]
     assert stored["quote_repairs"] == 1
-    assert len(research.world.gemini.requests) == 2
+    assert len(research.world.gemini.requests) == 2, "no support check of a misquoted answer"
     assert citations(research, run_id).json()["statements"] == []
 
 
@@ -149,3 +161,41 @@ def test_citations_are_withheld_once_a_cited_item_is_revised_as_the_status_read_
     assert (body["status"], body["availability"]["reason"]) == ("unavailable", "context_changed")
     assert body["availability"] == status["availability"]
     assert body["statements"] == []
+
+
+def test_a_statement_its_quotes_do_not_support_is_asked_again_then_fails_the_run(
+    research: Research,
+) -> None:
+    """The quote is in the item, but the support check finds it does not say what the
+    statement claims: the model is asked once more, and when the check still refuses, the
+    run fails invalid_output naming the statement and the check."""
+    for _ in range(2):
+        research.world.gemini.answer_json(quoting(research, "Support answered fast.", 2))
+        research.world.gemini.answer_support(
+            {"verdicts": [{"statement": "answer", "supported": False}]}
+        )
+    run_id = research.ask().json()["run"]["id"]
+    settled = research.settled(run_id)
+    assert settled["run"]["failure_code"] == "invalid_output"
+    stored = stored_run(research, run_id)
+    assert stored["rejected"] == [
+        {
+            "path": "answer.supported",
+            "reason": "the support check found its quotes do not say it",
+        }
+    ]
+    assert stored["quote_repairs"] == 1
+    assert "answer.supported" in research.world.gemini.requests[2].prompt
+    assert len(research.world.gemini.requests) == 4
+
+
+def test_with_the_support_check_off_a_run_completes_on_its_verified_quotes_alone(
+    research: Research, configure: Configure
+) -> None:
+    configure(RESEARCH_SUPPORT_CHECK="off")
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["status"] == "completed"
+    [statement] = citations(research, run_id).json()["statements"]
+    assert [c["supported"] for c in statement["citations"]] == [None]
+    assert len(research.world.gemini.requests) == 1
