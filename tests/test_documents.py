@@ -86,6 +86,14 @@ SHAPES = [
     pytest.param(connect.ModelAnswer, load_schema("agentconnect/model_answer"), id="model answer"),
     pytest.param(connect.Selection, load_schema("agentconnect/selection.request"), id="selection"),
     pytest.param(connect.EvaluationView, load_schema("agentconnect/evaluation"), id="evaluation"),
+    pytest.param(
+        connect.OutcomeSourceView, load_schema("agentconnect/outcome_source"), id="outcome source"
+    ),
+    pytest.param(
+        research.StatementCitations,
+        load_schema("research/citations.response")["properties"]["statements"],
+        id="citations of a statement",
+    ),
 ]
 EXTENSIONS: dict[tuple[str, ...], set[str]] = {("fullAnswer",): {"probabilitySource"}}
 """Fields the code adds where the published object admits more than it names: the

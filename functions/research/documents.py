@@ -276,16 +276,8 @@ class ConversationView(TypedDict):
     expires_at: str
 
 
-class CitationView(TypedDict):
-    path: str
-    evidence_id: str
-    revision: int
-    quote: str
-    start: int
-    end: int
-    supported: bool | None
-
-
 class StatementCitations(TypedDict):
+    """A statement's citations as the citations read serves them: as stored."""
+
     path: str
-    citations: list[CitationView]
+    citations: list[Citation]

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 _WHITESPACE = re.compile(r"\s+")
 ELLIPSES = ("...", "\u2026")
+MAX_QUOTE_CHARS = 300
+"""The longest passage kept: a sentence or three. An answer holds at most 380 citations,
+and a run keeps every passage in its one document, which must stay under 1 MiB."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,22 @@ def refusal(cited: Cited, texts: Mapping[str, str]) -> str | None:
     shown (the revision every citation has already been held to)."""
     text = texts.get(cited.evidence_id, "")
     where = f"evidence {cited.evidence_id} at revision {cited.revision}"
-    quote = cited.quote
-    if not _WHITESPACE.sub(" ", quote).strip():
+    if not _WHITESPACE.sub(" ", cited.quote).strip():
         return f"the quote for {where} is empty"
-    if locate(quote, text) is not None:
-        return None
+    found = locate(cited.quote, text)
+    if found is None:
+        return _missing(cited, texts, where)
+    if found.end - found.start > MAX_QUOTE_CHARS:
+        return (
+            f"the quote of {where} is {found.end - found.start} characters; quote the shortest "
+            f"passage that supports the statement, at most {MAX_QUOTE_CHARS}"
+        )
+    return None
+
+
+def _missing(cited: Cited, texts: Mapping[str, str], where: str) -> str:
+    """Why a quote is not found in its item, most telling reason first."""
+    quote, text = cited.quote, texts.get(cited.evidence_id, "")
     if any(mark in quote for mark in ELLIPSES) and not any(mark in text for mark in ELLIPSES):
         return f"the quote joins passages with an ellipsis; quote one passage of {where} verbatim"
     if len(_WHITESPACE.sub(" ", quote).strip()) > len(_WHITESPACE.sub(" ", text).strip()):

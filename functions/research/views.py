@@ -7,7 +7,6 @@ from datetime import datetime
 from functions.research.documents import (
     Availability,
     Citation,
-    CitationView,
     Conversation,
     ConversationView,
     Evidence,
@@ -132,17 +131,7 @@ def statement_of(path: str) -> str:
 
 def statements(citations: list[Citation]) -> list[StatementCitations]:
     """The citations grouped by statement, in the answer's order."""
-    grouped: dict[str, list[CitationView]] = {}
+    grouped: dict[str, list[Citation]] = {}
     for cited in citations:
-        grouped.setdefault(statement_of(cited["path"]), []).append(
-            {
-                "path": cited["path"],
-                "evidence_id": cited["evidence_id"],
-                "revision": cited["revision"],
-                "quote": cited["quote"],
-                "start": cited["start"],
-                "end": cited["end"],
-                "supported": cited.get("supported"),
-            }
-        )
+        grouped.setdefault(statement_of(cited["path"]), []).append(cited)
     return [{"path": path, "citations": found} for path, found in grouped.items()]

@@ -298,10 +298,18 @@ def test_the_hypotheses_view_is_usable_with_the_keyboard_alone(
 
 
 def shown_answer(
-    research: Research, console: Console, cited: list[tuple[str, int]], **reply: Any
+    research: Research,
+    console: Console,
+    cited: list[tuple[str, int]],
+    quote: str | None = None,
+    **reply: Any,
 ) -> None:
-    """Gemini's answer citing `cited`, settled, shown to the viewer in the research view."""
-    research.world.gemini.answer_json(research.answer("Onboarding is slow.", cite=cited), **reply)
+    """Gemini's answer citing `cited` (the first citation quoting `quote` when given),
+    settled, shown to the viewer in the research view."""
+    answer = research.answer("Onboarding is slow.", cite=cited)
+    if quote is not None:
+        answer["answer"]["evidence"][0]["quote"] = quote
+    research.world.gemini.answer_json(answer, **reply)
     run_id = research.ask().json()["run"]["id"]
     assert research.settled(run_id)["run"]["status"] == "completed"
     console.open()
@@ -649,16 +657,7 @@ def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_i
 def test_each_cited_item_shows_the_passage_its_statement_rests_on_highlighted(
     research: Research, console: Console
 ) -> None:
-    cited = list(research.evidence.items())[:2]
-    answer = research.answer("Onboarding is slow.", cite=cited)
-    answer["answer"]["evidence"][0]["quote"] = "took me two days"
-    research.world.gemini.answer_json(answer)
-    run_id = research.ask().json()["run"]["id"]
-    assert research.settled(run_id)["run"]["status"] == "completed"
-    console.open()
-    console.sign_in(research.viewer)
-    route = {"workspace": research.workspace, "conversation": research.conversation, "run": run_id}
-    console.show("research", **route)
+    shown_answer(research, console, list(research.evidence.items())[:2], "took me two days")
     quotes = console.page.locator("article.statement").first.locator("figure.citation")
     expect(quotes.nth(0).locator("blockquote")).to_have_text("Onboarding took me two days.")
     expect(quotes.nth(0).locator("mark.passage")).to_have_text("took me two days")

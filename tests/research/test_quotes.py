@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from functions.research.quotes import Cited, locate, refusal
+from functions.research.quotes import MAX_QUOTE_CHARS, Cited, locate, refusal
+from shared.budgets import stored_size
 
 pytestmark = pytest.mark.pure
 
@@ -58,3 +59,36 @@ def test_each_way_a_quote_misses_is_refused_for_its_reason(
     found = refusal(cited(quote, evidence_id), TEXTS)
     assert found is not None
     assert reason in found
+
+
+def test_a_passage_longer_than_the_limit_is_refused_even_when_it_is_in_the_item() -> None:
+    long_text = "word " * 100
+    found = refusal(Cited("answer.evidence[0]", "E1", 3, long_text), {"E1": long_text})
+    assert found is not None
+    assert f"at most {MAX_QUOTE_CHARS}" in found
+
+
+def test_every_citation_of_the_largest_answer_at_the_longest_passage_fits_one_document() -> None:
+    """380 citations (20 on the answer, 20 on each of 12 findings and 5 suggestions, 20
+    sentiment entries), each passage MAX_QUOTE_CHARS characters of four UTF-8 bytes, with
+    the longest answer the contract allows: under Firestore's 1 MiB with room left."""
+    passage = "\U0001f600" * MAX_QUOTE_CHARS
+    citation = {
+        "path": "query_suggestions[4].evidence[19]",
+        "evidence_id": "0" * 36,
+        "revision": 2**53,
+        "quote": passage,
+        "start": 20_000,
+        "end": 20_000,
+        "supported": True,
+    }
+    text = "\U0001f600" * 2_000
+    statement = {"statement": text, "basis": "observed", "evidence": [], "uncertainty": text}
+    answer = {
+        "answer": statement,
+        "findings": [statement] * 12,
+        "query_suggestions": [{"query": text, "rationale": text, "excluded_terms": []}] * 5,
+        "limitations": [text[:1_000]] * 10,
+    }
+    size = stored_size({"citations": [citation] * 380, "message": {"answer": answer}})
+    assert size < 1_000_000
