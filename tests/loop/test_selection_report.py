@@ -233,3 +233,23 @@ def test_a_start_past_the_budget_is_recorded_as_its_fallback_and_joined(
     assert report["sessions"]["joined"] == 2
     default = next(t for t in report["targets"] if t["targetKey"] == key(DEFAULT))
     assert default["routes"] == [{"route": "fallback", "sessions": 1}]
+
+
+def test_a_session_logged_and_ended_before_its_choice_is_recorded_is_joined_all_the_same(
+    loop: Loop,
+) -> None:
+    """The Psychologist's half of the outcome record lands first (the session was logged
+    and ended under its id before AgentConnect froze its choice): the choice merges into
+    the same record, and the report joins them."""
+    assert loop.link().status_code == 200
+    loop.log_and_end("s-early", "closed", reopened=True)
+    [outcome] = [
+        s.to_dict() or {} for s in db().collection(f"projects/{loop.project}/outcomes").stream()
+    ]
+    assert "selection" not in outcome
+    started = loop.connect.start("deep-early", sessionId="s-early")
+    assert loop.connect.frozen(started["seq"])["target"] == PRO
+    report = loop.report()
+    assert report["sessions"]["joined"] == 1
+    pro = next(t for t in report["targets"] if t["targetKey"] == key(PRO))
+    assert (pro["sessions"], pro["signals"]["task_reopened"]["count"]) == (1, 1)

@@ -4,7 +4,11 @@ verdict that matches what was sent."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from functions.outcomes.trials import arm_of, verdict_of
+from tests.agentconnect.conftest import AGENT
+from tests.api import document
 from tests.loop.tried import Tried
 from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
 
@@ -109,3 +113,14 @@ def test_a_trial_with_a_session_cap_stops_assigning_at_it(tried: Tried) -> None:
     assert tried.start_trial(maxSessions=2).status_code == 201
     arms = [tried.loop.connect.start("capped", sessionId=f"c-{n}")["trials"] for n in range(3)]
     assert [len(found) for found in arms] == [1, 1, 0]
+
+
+def test_two_trial_starts_at_once_on_one_hypothesis_start_exactly_one(tried: Tried) -> None:
+    """Both read the hypothesis with no running trial; the commits are conditioned on it as
+    read, so one lands and the other, reading again, finds it and answers 409."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        replies = list(pool.map(lambda _n: tried.start_trial(), range(2)))
+    assert sorted(reply.status_code for reply in replies) == [201, 409]
+    running = [reply.json()["id"] for reply in replies if reply.status_code == 201]
+    agent = document(f"orgs/{tried.loop.connect.org}/agents/{AGENT}")
+    assert list(agent["running_trials"]) == running

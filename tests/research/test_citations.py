@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from cli.gemini_stand_in import Reply
 from shared.clients import db
 from tests.api import Configure, assert_conforms
 from tests.research.conftest import Research
@@ -199,3 +200,19 @@ def test_with_the_support_check_off_a_run_completes_on_its_verified_quotes_alone
     [statement] = citations(research, run_id).json()["statements"]
     assert [c["supported"] for c in statement["citations"]] == [None]
     assert len(research.world.gemini.requests) == 1
+
+
+def test_a_support_check_gemini_cannot_answer_fails_the_run_counting_both_calls_tokens(
+    research: Research,
+) -> None:
+    research.world.gemini.answer_json(research.answer(), usage=(100, 10), thoughts=0)
+    for _ in range(3):
+        research.world.gemini.support_replies.append(Reply(status=503))
+    run_id = research.ask().json()["run"]["id"]
+    settled = research.settled(run_id)
+    assert (settled["run"]["status"], settled["run"]["failure_code"]) == (
+        "failed",
+        "provider_unavailable",
+    )
+    assert stored_run(research, run_id)["usage"]["input_tokens"] == 100
+    assert len(research.world.gemini.requests) == 4
