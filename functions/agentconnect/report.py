@@ -60,6 +60,7 @@ from functions.outcomes.estimators import (
     Weighted,
     bonferroni_z,
     difference,
+    rounded,
     weighted,
     wilson,
 )
@@ -230,26 +231,22 @@ def _in_parallel(tasks: list[Callable[[], Any]]) -> list[Any]:
         return list(pool.map(lambda task: task(), tasks))
 
 
-def _share(found: Share) -> dict[str, Any]:
+def _share_view(found: Share) -> dict[str, Any]:
     return {
         "count": found.count,
         "sessions": found.sessions,
-        "share": _rounded(found.share),
-        "low": _rounded(found.low),
-        "high": _rounded(found.high),
+        "share": rounded(found.share),
+        "low": rounded(found.low),
+        "high": rounded(found.high),
     }
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 def _estimate(found: Estimate, served: bool = True) -> dict[str, Any]:
     shown = served and found.matched >= MIN_MATCHED
     return {
-        "abnormalShare": _rounded(found.value) if shown else None,
-        "low": _rounded(found.low) if shown else None,
-        "high": _rounded(found.high) if shown else None,
+        "abnormalShare": rounded(found.value) if shown else None,
+        "low": rounded(found.low) if shown else None,
+        "high": rounded(found.high) if shown else None,
         "matched": found.matched,
         "effectiveSessions": round(found.effective, 2),
     }
@@ -488,9 +485,9 @@ def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> 
         "target": target,
         "recorded": in_target,
         "sessions": joined,
-        "abnormalEnds": _share(wilson(abnormal, joined)),
+        "abnormalEnds": _share_view(wilson(abnormal, joined)),
         "signals": {
-            kind: _share(wilson(count, joined))
+            kind: _share_view(wilson(count, joined))
             for kind, count in zip(SIGNAL_KINDS, kinds, strict=True)
         },
         "routes": [

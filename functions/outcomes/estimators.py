@@ -25,6 +25,16 @@ Z_95 = 1.959964
 """The standard normal quantile of a two-sided 95 % interval."""
 
 
+def rounded(value: float | None) -> float | None:
+    """A served figure: four decimals, or None."""
+    return None if value is None else round(value, 4)
+
+
+def share_of(count: int, sessions: int) -> float | None:
+    """count / sessions as served; None without sessions."""
+    return rounded(count / sessions) if sessions else None
+
+
 @dataclass(frozen=True)
 class Share:
     count: int

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 
 from functions.outcomes.documents import Arm, RunningTrial
-from functions.outcomes.estimators import risk_ratio_sequence, sessions_needed
+from functions.outcomes.estimators import risk_ratio_sequence, rounded, sessions_needed
 
 MIN_PER_ARM = 10
 """Sessions each arm needs before a verdict other than `too_few_sessions`."""
@@ -72,9 +72,9 @@ def verdict_of(
     """The verdict and the ratio with its confidence sequence."""
     found = risk_ratio_sequence(treated, treated_n, control, control_n)
     shown = {
-        "ratio": _rounded(found.ratio),
-        "low": _rounded(found.low),
-        "high": _rounded(found.high),
+        "ratio": rounded(found.ratio),
+        "low": rounded(found.low),
+        "high": rounded(found.high),
     }
     if min(treated_n, control_n) < MIN_PER_ARM or found.high is None or found.low is None:
         return "too_few_sessions", shown
@@ -83,10 +83,6 @@ def verdict_of(
     if found.low > 1:
         return "worse", shown
     return "no_clear_change", shown
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 def needed(

@@ -35,6 +35,7 @@ from typing_extensions import TypedDict
 
 from functions.outcomes import store as outcome_store
 from functions.outcomes.documents import SIGNAL_KINDS, Trial
+from functions.outcomes.estimators import share_of
 from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
@@ -114,15 +115,11 @@ def _counts(found: list[int]) -> Counts:
     return Counts(sessions, abnormal, sum(with_signals))
 
 
-def _share(count: int, sessions: int) -> float | None:
-    return round(count / sessions, 4) if sessions else None
-
-
 def compare(before: int, before_sessions: int, after: int, after_sessions: int) -> Comparison:
     """The after/before ratio of two shares of sessions, with its 95 % interval."""
     compared: Comparison = {
-        "shareBefore": _share(before, before_sessions),
-        "shareAfter": _share(after, after_sessions),
+        "shareBefore": share_of(before, before_sessions),
+        "shareAfter": share_of(after, after_sessions),
         "ratio": None,
         "low": None,
         "high": None,

@@ -26,6 +26,7 @@ from functions.outcomes.documents import (
     Trial,
     TrialStatus,
 )
+from functions.outcomes.estimators import share_of
 from functions.outcomes.trials import (
     DEFAULT_MEANINGFUL_RATIO,
     MIN_PER_ARM,
@@ -197,10 +198,6 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
     return counts
 
 
-def _share(count: int, sessions: int) -> float | None:
-    return round(count / sessions, 4) if sessions else None
-
-
 def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
     """The randomized design's read: each arm, each kind's ratio on its own, and the
     verdict on the hypothesis's own kinds (on abnormal ends when it has none)."""
@@ -215,8 +212,8 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
         verdicts[kind] = verdict
         per_kind[kind] = {
             "specific": kind in kinds,
-            "treatment": _share(treated.kinds[kind], treated.joined),
-            "control": _share(control.kinds[kind], control.joined),
+            "treatment": share_of(treated.kinds[kind], treated.joined),
+            "control": share_of(control.kinds[kind], control.joined),
             **ratio,
             "verdict": verdict,
         }
@@ -239,7 +236,7 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
                 "sessions": c.joined,
                 "lost": c.lost,
                 "abnormalEnds": c.abnormal,
-                "abnormalShare": _share(c.abnormal, c.joined),
+                "abnormalShare": share_of(c.abnormal, c.joined),
             }
             for arm, c in counts.items()
         },
