@@ -273,6 +273,10 @@ def default_authorizer(
 
 def _prepare(request: flask.Request, route: Route, request_id: str) -> Call:
     endpoint = route.endpoint
+    if route.codec is not None:
+        # An exporter without its header learns so before its body is read or judged.
+        _params(request, endpoint)
+        auth.bearer_token(request.headers.get("Authorization"))
     decoded = None if route.codec is None else _decoded_body(request, route.codec)
     reads_json = route.codec is None and endpoint.method in ("POST", "PUT")
     body = _read_json_body(request) if reads_json else {}

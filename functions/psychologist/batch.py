@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.psychologist import service, store, worker
+from functions.psychologist import endings, store, worker
 from functions.psychologist.documents import Analysis, AnalysisStatus, BatchRecord
 from functions.psychologist.lifecycle import LIFECYCLE
 from shared import jobs, logs
@@ -37,7 +37,7 @@ def sweep(request_id: str) -> Reply:
     """Cloud Scheduler's minute: end silent sessions, settle stuck analyses, then resume
     the analyses whose batch has ended. It runs apart from the public operations' modules,
     which never load the Gemini client."""
-    sessions, settled = service.sweep_stale()
+    sessions, settled = endings.sweep_stale()
     resumed = poll_batches()
     logs.info(
         "Sweep ended silent sessions and stuck analyses",

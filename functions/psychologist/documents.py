@@ -117,6 +117,25 @@ class LastAnalysis(TypedDict):
     event_count: int
 
 
+SessionUsage = dict[str, float]
+"""Tokens and cost the session's telemetry reported, each request counted once:
+`input_tokens`, `output_tokens`, `cached_tokens`, `cost_usd` (`reports.USAGE_FIELDS`)."""
+
+
+class TurnRecord(TypedDict):
+    id: str
+    failed: bool
+
+
+class Turns(TypedDict):
+    """What a telemetry session's turns say, for the end its silence gets: the turns
+    started and not yet closed, the last few that closed, and the last to close."""
+
+    open: list[str]
+    closed: list[str]
+    last: TurnRecord | None
+
+
 class Session(TypedDict):
     """`projects/{p}/sessions/{s}`."""
 
@@ -134,6 +153,14 @@ class Session(TypedDict):
     analysis_id: NotRequired[str | None]
     """The analysis an abnormal end queued."""
     last_analysis: NotRequired[LastAnalysis]
+    source: NotRequired[str]
+    """The telemetry source of a session fed by OTLP (`sources.py`); absent otherwise."""
+    turns: NotRequired[Turns]
+    tool_errors: NotRequired[int]
+    usage: NotRequired[SessionUsage]
+    """Summed over the requests its logs and spans reported."""
+    metered: NotRequired[SessionUsage]
+    """Summed over its metric points: what a source that sends only metrics reported."""
 
 
 class Signal(TypedDict):

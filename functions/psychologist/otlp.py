@@ -1,6 +1,9 @@
-"""OTLP/HTTP trace export (https://opentelemetry.io/docs/specs/otlp/#otlphttp): the body
-decoded with the OpenTelemetry project's own protobuf definitions, protobuf or JSON,
-answered in the request's encoding; the spans stored through the events' ingestion path."""
+"""OTLP/HTTP exports of traces, logs and metrics
+(https://opentelemetry.io/docs/specs/otlp/#otlphttp), each taking one path: the body
+decoded with the OpenTelemetry project's own protobuf definitions (protobuf or JSON),
+its records mapped through the table of sources (`spans`, `log_records`,
+`metric_points`), stored through the events' ingestion path, and answered in the
+request's encoding with what could not be used in `partial_success`."""
 
 from __future__ import annotations
 
@@ -9,17 +12,28 @@ import binascii
 from typing import Any, cast
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 
-from functions.psychologist import service
-from functions.psychologist.documents import Event, SessionState
+from functions.psychologist.documents import Event
+from functions.psychologist.ingestion import Telemetry, ingest
+from functions.psychologist.log_records import map_logs
+from functions.psychologist.metric_points import map_metrics
+from functions.psychologist.reports import Reports
 from functions.psychologist.requests import ProjectParams
-from functions.psychologist.spans import ABNORMAL_CAUSE, Mapped, map_export
+from functions.psychologist.spans import map_spans
 from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
@@ -27,8 +41,9 @@ from shared.store import store_fault
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-MAX_SPANS = 2_000
-"""Per export; the SDKs' batch processors send at most 512 by default."""
+MAX_RECORDS = 2_000
+"""Spans, log records or metric points per export; the SDKs' batch processors send at
+most 512 by default."""
 BATCH = 500
 """Events per ingestion commit, as for the events endpoint."""
 RETRY_AFTER_S = "1"
@@ -51,8 +66,8 @@ _RPC_CODES = {
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
 
 
-def _invalid(why: str) -> ApiError:
-    return ApiError(ErrorCode.INVALID_REQUEST, f"The body is not an OTLP trace export: {why}")
+class _UndecodableError(ValueError):
+    """Why a body is not the export it should be."""
 
 
 def _ids_as_base64(node: Any) -> Any:
@@ -74,45 +89,64 @@ def _hex_as_base64(key: str, value: str) -> str:
     try:
         return base64.b64encode(bytes.fromhex(value)).decode()
     except ValueError:
-        raise _invalid(f"{key} {value[:40]!r} is not hex") from None
+        raise _UndecodableError(f"{key} {value[:40]!r} is not hex") from None
 
 
-class OtlpTraces:
-    """The `shared.http.Codec` of the trace export."""
+def _json_object(raw: bytes) -> dict[str, Any]:
+    """OTLP/JSON as protobuf's JSON mapping reads it."""
+    parsed = jsonbody.parse(raw)
+    if not isinstance(parsed, dict):
+        raise _UndecodableError("a JSON object is expected")
+    converted: dict[str, Any] = _ids_as_base64(parsed)
+    return converted
+
+
+class OtlpExport:
+    """The `shared.http.Codec` of one signal's export."""
 
     media_types = (PROTOBUF, JSON)
     max_decoded_bytes = 8 * 1024 * 1024
 
-    def decode(self, raw: bytes, media_type: str) -> ExportTraceServiceRequest:
-        request = ExportTraceServiceRequest()
+    def __init__(
+        self, signal: str, noun: str, request: type[Message], response: type[Message]
+    ) -> None:
+        self.signal = signal
+        self.noun = noun
+        self.request = request
+        self.response = response
+
+    def decode(self, raw: bytes, media_type: str) -> Message:
+        request = self.request()
         try:
             if media_type == PROTOBUF:
                 request.ParseFromString(raw)
             else:
-                parsed = jsonbody.parse(raw)
-                if not isinstance(parsed, dict):
-                    raise _invalid("a JSON object is expected")
-                json_format.ParseDict(_ids_as_base64(parsed), request, ignore_unknown_fields=True)
-        except (DecodeError, json_format.ParseError, jsonbody.JsonBodyError) as error:
-            raise _invalid(str(error)[:300]) from None
+                json_format.ParseDict(_json_object(raw), request, ignore_unknown_fields=True)
+        except (
+            _UndecodableError,
+            DecodeError,
+            json_format.ParseError,
+            jsonbody.JsonBodyError,
+        ) as error:
+            raise self._invalid(str(error)[:300]) from None
         except (binascii.Error, RecursionError, ValueError, TypeError):
-            raise _invalid("a field does not have its type") from None
-        spans = sum(
-            len(scope.spans)
-            for resource in request.resource_spans
-            for scope in resource.scope_spans
-        )
-        if spans > MAX_SPANS:
+            raise self._invalid("a field does not have its type") from None
+        records = _records(request)
+        if records > MAX_RECORDS:
             raise ApiError(
                 ErrorCode.PAYLOAD_TOO_LARGE,
-                f"The export holds {spans} spans; send at most {MAX_SPANS} per request.",
+                f"The export holds {records} {self.noun}; send at most {MAX_RECORDS} per request.",
             )
         return request
+
+    def _invalid(self, why: str) -> ApiError:
+        message = f"The body is not an OTLP {self.signal} export: {why}"
+        return ApiError(ErrorCode.INVALID_REQUEST, message)
 
     def encode(self, body: Any, media_type: str) -> bytes:
         if media_type == JSON:
             return jsonbody.dumps(body).encode()
-        return bytes(json_format.ParseDict(body, ExportTraceServiceResponse()).SerializeToString())
+        return bytes(json_format.ParseDict(body, self.response()).SerializeToString())
 
     def encode_error(self, error: ApiError, request_id: str, media_type: str) -> bytes:
         """The `google.rpc.Status` OTLP/HTTP answers every failure with, in the request's
@@ -122,6 +156,29 @@ class OtlpTraces:
         if media_type == JSON:
             return jsonbody.dumps(json_format.MessageToDict(status)).encode()
         return bytes(status.SerializeToString())
+
+
+def _records(request: Message) -> int:
+    if isinstance(request, ExportTraceServiceRequest):
+        return sum(
+            len(scope.spans) for found in request.resource_spans for scope in found.scope_spans
+        )
+    if isinstance(request, ExportLogsServiceRequest):
+        return sum(
+            len(scope.log_records) for found in request.resource_logs for scope in found.scope_logs
+        )
+    metrics = cast(ExportMetricsServiceRequest, request)
+    return sum(
+        max(1, len(_data_points(metric)))
+        for found in metrics.resource_metrics
+        for scope in found.scope_metrics
+        for metric in scope.metrics
+    )
+
+
+def _data_points(metric: Any) -> Any:
+    kind = metric.WhichOneof("data")
+    return getattr(metric, kind).data_points if kind is not None else []
 
 
 def rpc_status(error: ApiError, request_id: str) -> status_pb2.Status:
@@ -141,46 +198,41 @@ def rpc_status(error: ApiError, request_id: str) -> status_pb2.Status:
     return status
 
 
-OTLP_TRACES = OtlpTraces()
+OTLP_TRACES = OtlpExport("trace", "spans", ExportTraceServiceRequest, ExportTraceServiceResponse)
+OTLP_LOGS = OtlpExport("log", "log records", ExportLogsServiceRequest, ExportLogsServiceResponse)
+OTLP_METRICS = OtlpExport(
+    "metric", "data points", ExportMetricsServiceRequest, ExportMetricsServiceResponse
+)
 
 
-def _store(project_id: str, mapped: Mapped) -> int:
-    """Ingest each session's events in batches, then apply its root span's end; the
-    spans refused by a session (ended, or an id re-sent with another body) are counted
-    as rejected. How many spans were stored as new."""
+def _store(project_id: str, reports: Reports) -> int:
+    """Ingest each session's events in batches, with what the export says of its turns;
+    the records refused by a session (ended, or an id re-sent with another body) are
+    counted as rejected. How many events were stored or merged."""
     accepted = 0
-    for session_id, events in mapped.events.items():
+    for session_id, events in reports.by_session().items():
         for start in range(0, len(events), BATCH):
             batch: list[Event] = events[start : start + BATCH]
+            telemetry = Telemetry(
+                reports.sources[session_id],
+                frozenset(event["id"] for event in batch) & reports.mergeable,
+                tuple(reports.turns.get(session_id, ())),
+            )
             try:
-                stored, _ = service.ingest(project_id, session_id, batch)
+                stored, _ = ingest(project_id, session_id, batch, telemetry)
             except ApiError as refused:
                 if refused.code != ErrorCode.CONFLICT:
                     raise
-                mapped.reject(refused.message, len(batch))
+                reports.reject(refused.message, len(batch))
                 continue
             accepted += stored
-        _end(project_id, session_id, mapped.endings.get(session_id))
     return accepted
 
 
-def _end(project_id: str, session_id: str, ending: str | None) -> None:
-    """End the session as its root span says, unless no event of it was ever stored."""
-    if ending is None:
-        return
-    cause = ABNORMAL_CAUSE if ending == SessionState.CLOSED_ABNORMALLY else None
-    try:
-        service.end(project_id, session_id, ending, cause)
-    except ApiError as missing:
-        if missing.code != ErrorCode.NOT_FOUND:
-            raise
-
-
-def export_traces(call: Call) -> Reply:
+def _export(call: Call, reports: Reports, rejected_field: str) -> Reply:
     project_id = call.params_as(ProjectParams)["projectId"]
-    mapped = map_export(cast(ExportTraceServiceRequest, call.decoded))
     try:
-        accepted = _store(project_id, mapped)
+        accepted = _store(project_id, reports)
     except Exception as error:
         known = store_fault(error)
         if known is None or known.code != ErrorCode.CONFLICT:
@@ -190,9 +242,23 @@ def export_traces(call: Call) -> Reply:
             "The export met a concurrent change to the same session; send it again.",
             headers={"Retry-After": RETRY_AFTER_S},
         ) from None
-    rejected = sum(mapped.rejected.values())
-    logs.bind(spans_accepted=str(accepted), spans_rejected=str(rejected))
+    rejected = sum(reports.rejected.values())
+    logs.bind(records_accepted=str(accepted), records_rejected=str(rejected))
     if not rejected:
         return Reply({})
-    reasons = "; ".join(f"{count} {why}" for why, count in mapped.rejected.most_common())
-    return Reply({"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": reasons}})
+    reasons = "; ".join(f"{count} {why}" for why, count in reports.rejected.most_common())
+    return Reply({"partialSuccess": {rejected_field: str(rejected), "errorMessage": reasons}})
+
+
+def export_traces(call: Call) -> Reply:
+    return _export(call, map_spans(cast(ExportTraceServiceRequest, call.decoded)), "rejectedSpans")
+
+
+def export_logs(call: Call) -> Reply:
+    request = cast(ExportLogsServiceRequest, call.decoded)
+    return _export(call, map_logs(request), "rejectedLogRecords")
+
+
+def export_metrics(call: Call) -> Reply:
+    request = cast(ExportMetricsServiceRequest, call.decoded)
+    return _export(call, map_metrics(request), "rejectedDataPoints")

@@ -42,6 +42,7 @@ from functions.psychologist.documents import (
     SessionState,
     Signal,
 )
+from functions.psychologist.ingestion import latest_versions
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
     SYSTEM,
@@ -182,7 +183,8 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     """The session and its retained events in log order (by `at`, then id).
 
     Events are read from the session's event chunks: a few JSON documents instead of one
-    document per event, which keeps a 100,000-event log within seconds."""
+    document per event, which keeps a 100,000-event log within seconds. A call reported
+    again was stored again: its versions count once, merged."""
     project_id, session_id = analysis["project_id"], analysis["session_id"]
     session = read_as(store.session_ref(project_id, session_id), Session)
     now = utcnow()
@@ -191,6 +193,7 @@ def load_log(analysis: Analysis) -> tuple[Session | None, list[Event]]:
     for chunk in stream_as(chunks, EventChunk).values():
         if not is_expired(chunk, now):
             events.extend(json.loads(chunk["events_json"]))
+    events = latest_versions(events)
     events.sort(key=lambda event: (parse_instant(event["at"]), event["id"]))
     return session, events
 

@@ -272,13 +272,13 @@ def test_the_sweep_leaves_a_session_that_spoke_after_its_query_alone(psy: Psycho
     checks the silence again, so such a session stays open."""
     from datetime import timedelta
 
-    from functions.psychologist.service import _end_if_still_silent
+    from functions.psychologist.endings import end_if_still_silent
     from shared.retention import utcnow
 
     log, _ = reopening_log()
     psy.ingest(SESSION, log.events)
     session = db().document(f"projects/{psy.project}/sessions/{SESSION}")
-    assert not _end_if_still_silent(session, utcnow() - timedelta(minutes=5))
+    assert not end_if_still_silent(session, utcnow() - timedelta(minutes=5))
     assert session.get().get("state") == "open"
-    assert _end_if_still_silent(session, utcnow() + timedelta(seconds=1))
+    assert end_if_still_silent(session, utcnow() + timedelta(seconds=1))
     assert session.get().get("state") == "closed_abnormally"

@@ -32,7 +32,7 @@ from opentelemetry.trace import Status, StatusCode
 from functions.psychologist import store
 from functions.psychologist.spans import event_id
 from shared.validation import issues_for
-from tests.api import document
+from tests.api import Configure, document, wait_for
 from tests.psychologist.conftest import Psychologist, hypothesis
 
 CONVERSATION = "conv-trip-42"
@@ -142,14 +142,20 @@ def test_the_sdk_exporter_lands_every_span_of_a_run_as_events_of_one_session_onc
 ) -> None:
     """The OpenTelemetry SDK's exporter, pointed at the endpoint with a bearer header,
     stores the five spans of a run as five events of the conversation's session, typed
-    from their GenAI operation, with the span they came from; its root agent span ending
-    OK ends the session normally; the same export again stores nothing more."""
+    from their GenAI operation, with the span they came from; its root agent span closes
+    the turn, not the session; the same export again stores nothing more."""
     spans = agent_run(failing=False)
     assert export(psy, spans, kind) == SpanExportResult.SUCCESS
     session = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
     assert session["event_count"] == 5
     assert session["agents"] == ["trip-planner"]
-    assert session["state"] == "closed"
+    assert (session["state"], session["source"], session["tool_errors"]) == ("open", "genai", 3)
+    trace = format(spans[0].context.trace_id, "032x") if spans[0].context else ""
+    assert session["turns"] == {
+        "open": [],
+        "closed": [trace],
+        "last": {"id": trace, "failed": False},
+    }
 
     events = stored_events(psy, CONVERSATION, span_ids(spans))
     assert sorted(event["type"] for event in events) == [
@@ -174,22 +180,25 @@ def test_the_sdk_exporter_lands_every_span_of_a_run_as_events_of_one_session_onc
     resent = _post(psy, encode_spans(spans).SerializeToString(), "application/x-protobuf")
     assert ExportTraceServiceResponse.FromString(resent.content) == ExportTraceServiceResponse()
     again = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
-    assert again["event_count"] == 5
-    assert again["state"] == "closed"
+    assert (again["event_count"], again["tool_errors"]) == (5, 3)
 
 
-def test_an_errored_root_span_ends_the_session_abnormally_and_hypotheses_cite_the_spans(
-    psy: Psychologist,
+def test_a_last_turn_ended_in_error_ends_the_silent_session_abnormally_and_hypotheses_cite_it(
+    psy: Psychologist, configure: Configure
 ) -> None:
-    """An agent span ending in error ends its session abnormally, which queues an
-    analysis; the hypothesis citing the failing tool spans' events is stored and listed."""
+    """A session whose last turn (its root agent span) ended in error ends abnormally once
+    silent, which queues an analysis; the hypothesis citing the failing tool spans' events
+    is stored and listed."""
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1")
     spans = agent_run(failing=True)
     tool_ids = tool_event_ids(spans)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("trip-planner", tool_ids)]})
     assert export(psy, spans, "protobuf") == SpanExportResult.SUCCESS
+    assert document(f"projects/{psy.project}/sessions/{CONVERSATION}")["state"] == "open"
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
 
     session = document(f"projects/{psy.project}/sessions/{CONVERSATION}")
-    assert (session["state"], session["cause"]) == ("closed_abnormally", "agent_span_error")
+    assert (session["state"], session["cause"]) == ("closed_abnormally", "last_turn_failed")
     analysis = psy.settled(session["analysis_id"])
     assert analysis["status"] == "completed", analysis
     listed = psy.hypotheses(sessionId=CONVERSATION).json()

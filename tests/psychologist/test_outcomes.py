@@ -10,7 +10,7 @@ from typing import Any
 from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisTrigger
-from functions.psychologist.service import _new_analysis
+from functions.psychologist.endings import new_analysis
 from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
 from shared.instance import settings
@@ -157,7 +157,7 @@ def test_a_normal_end_s_count_settling_after_a_member_s_analysis_keeps_its_hypot
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("dev-api", reopened)]})
     asked = psy.settled(psy.analyse(SESSION))
     assert asked["status"] == "completed", asked
-    count_id, count = _new_analysis(psy.project, SESSION, AnalysisTrigger.SESSION_END, None)
+    count_id, count = new_analysis(psy.project, SESSION, AnalysisTrigger.SESSION_END, None)
     store.analysis_ref(psy.project, count_id).create(writable(count))
     assert psy.settled(count_id)["status"] == "completed"
     dev = outcomes(psy)["dev-api"]

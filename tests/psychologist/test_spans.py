@@ -1,5 +1,5 @@
 """Spans as events: the session, agent and type a span maps to, what is kept of it, and
-how an agent's root span ends its session (the table in docs/otlp.md)."""
+the turns a trace's spans open and its root span closes (the table in docs/otlp.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from functions.psychologist.spans import MAX_DATA_BYTES, map_export
+from functions.psychologist.reports import MAX_DATA_BYTES, Turn
+from functions.psychologist.spans import map_spans
 from shared.validation import issues_for
 
 pytestmark = pytest.mark.pure
@@ -60,23 +61,24 @@ def export(*spans: Span, service: str | None = "svc") -> ExportTraceServiceReque
 
 
 def test_spans_of_one_trace_share_the_conversation_any_of_them_carries() -> None:
-    mapped = map_export(
+    mapped = map_spans(
         export(
             span(1, gen_ai__conversation__id="conv-1", gen_ai__operation__name="invoke_agent"),
             span(2, parent=1, gen_ai__operation__name="chat"),
             span(3, trace=b"\x01" * 16),
         )
     )
-    assert sorted(mapped.events) == ["01" * 16, "conv-1"]
-    assert [event["type"] for event in mapped.events["conv-1"]] == ["agent.invoke", "model.chat"]
-    for events in mapped.events.values():
+    sessions = mapped.by_session()
+    assert sorted(sessions) == ["01" * 16, "conv-1"]
+    assert [event["type"] for event in sessions["conv-1"]] == ["agent.invoke", "model.chat"]
+    for events in sessions.values():
         for event in events:
             assert issues_for("psychologist/event", event) == []
 
 
 def test_a_conversation_id_that_is_no_session_id_is_hashed_the_same_way_each_time() -> None:
-    first = map_export(export(span(1, gen_ai__conversation__id="a/b c")))
-    again = map_export(export(span(2, gen_ai__conversation__id="a/b c")))
+    first = map_spans(export(span(1, gen_ai__conversation__id="a/b c")))
+    again = map_spans(export(span(2, gen_ai__conversation__id="a/b c")))
     (session,) = first.events
     assert session.startswith("c-")
     assert len(session) == 42
@@ -99,40 +101,40 @@ def test_the_event_type_comes_from_the_operation_and_the_status(
     operation: str | None, error: bool, expected: str
 ) -> None:
     attributes: dict[str, Any] = {"gen_ai__operation__name": operation} if operation else {}
-    mapped = map_export(export(span(1, parent=9, error=error, **attributes)))
-    assert [event["type"] for event in mapped.events[TRACE.hex()]] == [expected]
+    mapped = map_spans(export(span(1, parent=9, error=error, **attributes)))
+    assert [event["type"] for event in mapped.by_session()[TRACE.hex()]] == [expected]
 
 
 def test_the_agent_is_the_agent_name_else_the_service_cleaned_else_the_span_is_refused() -> None:
-    named = map_export(export(span(1, gen_ai__agent__name="Trip Planner/v2")))
-    assert named.events[TRACE.hex()][0]["agent"] == "Trip_Planner_v2"
-    served = map_export(export(span(1), service="-svc"))
-    assert served.events[TRACE.hex()][0]["agent"] == "a-svc"
-    refused = map_export(export(span(1), service=None))
+    named = map_spans(export(span(1, gen_ai__agent__name="Trip Planner/v2")))
+    assert named.by_session()[TRACE.hex()][0]["agent"] == "Trip_Planner_v2"
+    served = map_spans(export(span(1), service="-svc"))
+    assert served.by_session()[TRACE.hex()][0]["agent"] == "a-svc"
+    refused = map_spans(export(span(1), service=None))
     assert dict(refused.rejected) == {"no gen_ai.agent.name and no service.name": 1}
     assert not refused.events
 
 
 def test_the_same_span_maps_to_the_same_event_id_and_another_span_to_another() -> None:
-    first = map_export(export(span(1), span(2)))
-    again = map_export(export(span(1)))
-    ids = [event["id"] for event in first.events[TRACE.hex()]]
-    assert again.events[TRACE.hex()][0]["id"] == ids[0]
+    first = map_spans(export(span(1), span(2)))
+    again = map_spans(export(span(1)))
+    ids = [event["id"] for event in first.by_session()[TRACE.hex()]]
+    assert again.by_session()[TRACE.hex()][0]["id"] == ids[0]
     assert len(set(ids)) == 2
 
 
-def test_only_a_root_agent_span_ends_its_session_and_an_error_wins() -> None:
+def test_a_trace_is_a_turn_that_its_root_span_closes_failed_when_it_ended_in_error() -> None:
     root: dict[str, Any] = {"gen_ai__operation__name": "invoke_agent"}
-    assert map_export(export(span(1, **root))).endings == {TRACE.hex(): "closed"}
-    assert map_export(export(span(2, parent=1, **root))).endings == {}
-    assert map_export(export(span(1))).endings == {}
-    other = span(3, error=True, **root)
-    assert map_export(export(span(1, **root), other)).endings == {TRACE.hex(): "closed_abnormally"}
+    turn = TRACE.hex()
+    assert map_spans(export(span(2, parent=1))).turns == {turn: [Turn(turn)]}
+    assert map_spans(export(span(1, **root))).turns == {turn: [Turn(turn, ends=True)]}
+    failed = map_spans(export(span(1, error=True, **root))).turns
+    assert failed == {turn: [Turn(turn, ends=True, failed=True)]}
 
 
 def test_message_contents_are_cut_to_keep_the_event_within_its_size_limit() -> None:
     long = "x" * (3 * MAX_DATA_BYTES)
-    mapped = map_export(
+    mapped = map_spans(
         export(
             span(
                 1,
@@ -143,7 +145,7 @@ def test_message_contents_are_cut_to_keep_the_event_within_its_size_limit() -> N
             )
         )
     )
-    (event,) = mapped.events[TRACE.hex()]
+    (event,) = mapped.by_session()[TRACE.hex()]
     data = event["data"]
     assert len(json.dumps(data)) <= MAX_DATA_BYTES
     assert data["contentCut"] is True
@@ -158,7 +160,7 @@ def test_a_span_without_an_end_or_ids_is_refused_with_its_reason() -> None:
     unended.end_time_unix_nano = 0
     no_id = span(2)
     no_id.span_id = b""
-    mapped = map_export(export(unended, no_id))
+    mapped = map_spans(export(unended, no_id))
     assert dict(mapped.rejected) == {
         "no end time, or an end before the start": 1,
         "no valid span id": 1,

@@ -1,0 +1,17 @@
+"""POST /projects/{projectId}/otlp/v1/metrics: an OpenTelemetry metric export, as session events."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.endpoints import routes
+from shared.http import handle_methods
+
+ROUTES = routes("psychologist_otlp_metrics")
+
+
+@functions_framework.http
+def psychologist_otlp_metrics(request: flask.Request) -> ResponseReturnValue:
+    return handle_methods(request, ROUTES)
