@@ -152,10 +152,14 @@ _FALSE = (False, "false", "False", 0)
 _SESSION_ID = re.compile(r"^(?!__.*__$)[A-Za-z0-9_-]{1,128}$")
 
 
+PLACEHOLDERS = ("", "<not specified>")
+"""Values that say nothing: ADK writes `<not specified>` for a tool call id it lost."""
+
+
 def first_of(attributes: dict[str, Any], names: tuple[str, ...]) -> str | None:
     for name in names:
         value = attributes.get(name)
-        if value not in (None, ""):
+        if value is not None and value not in PLACEHOLDERS:
             return str(value)[:200]
     return None
 

@@ -150,10 +150,20 @@ def _data(
     return fitted(data)
 
 
-def _conversations(request: ExportTraceServiceRequest) -> dict[bytes, str]:
-    """Trace id → the session any span of that trace in the export names, so the spans of
-    one trace that do not carry it land in the same session."""
-    found: dict[bytes, str] = {}
+@dataclass
+class _Traces:
+    """What any span of a trace in the export says, for the spans of it that do not say
+    it themselves: the session, the agent, and the call id of each span that names one."""
+
+    sessions: dict[bytes, str]
+    agents: dict[bytes, str]
+    calls: dict[bytes, str]
+    """Span id → call id: a child span without its own (an execution or a wait inside a
+    tool call) reports that call."""
+
+
+def _traces(request: ExportTraceServiceRequest) -> _Traces:
+    traces = _Traces({}, {}, {})
     for resource_spans in request.resource_spans:
         resource = attributes_of(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
@@ -162,21 +172,14 @@ def _conversations(request: ExportTraceServiceRequest) -> dict[bytes, str]:
                 source = source_of(resource, scope_spans.scope.name, attributes)
                 session = session_id_of(source, attributes)
                 if session is not None:
-                    found.setdefault(span.trace_id, session)
-    return found
-
-
-def _tool_calls(request: ExportTraceServiceRequest) -> dict[bytes, str]:
-    """Span id → the call id of every span of the export that names one: a child span
-    without its own (an execution or a wait inside a tool call) reports that call."""
-    found: dict[bytes, str] = {}
-    for resource_spans in request.resource_spans:
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                call = first_of(attributes_of(span.attributes), CALL_ID_ATTRIBUTES)
+                    traces.sessions.setdefault(span.trace_id, session)
+                agent = agent_of(attributes, resource)
+                if agent is not None:
+                    traces.agents.setdefault(span.trace_id, agent)
+                call = first_of(attributes, CALL_ID_ATTRIBUTES)
                 if call is not None:
-                    found[span.span_id] = call
-    return found
+                    traces.calls[span.span_id] = call
+    return traces
 
 
 def _refusal(span: Span) -> str | None:
@@ -206,22 +209,18 @@ def _read(source: Source, span: Span, attributes: dict[str, Any], calls: dict[by
 
 
 def _report(
-    span: Span,
-    resource: dict[str, Any],
-    scope: str,
-    context: tuple[dict[bytes, str], dict[bytes, str]],
+    span: Span, resource: dict[str, Any], scope: str, traces: _Traces
 ) -> tuple[Report, str] | str:
     """The span's report and its source's name, or why it cannot be one."""
     refused = _refusal(span)
     if refused is not None:
         return refused
-    conversations, calls = context
     attributes = attributes_of(span.attributes)
     source = source_of(resource, scope, attributes)
-    agent = agent_of(attributes, resource)
+    agent = agent_of(attributes, resource) or traces.agents.get(span.trace_id)
     if agent is None:
         return "no gen_ai.agent.name and no service.name"
-    read = _read(source, span, attributes, calls)
+    read = _read(source, span, attributes, traces.calls)
     started, ended = instant(span.start_time_unix_nano), instant(span.end_time_unix_nano)
     kind_key = "tool" if read.kind == Kind.TOOL else "request"
     event: Event = {
@@ -235,7 +234,9 @@ def _report(
         "data": _data(span, attributes, read, (started, ended)),
     }
     session = (
-        session_id_of(source, attributes) or conversations.get(span.trace_id) or span.trace_id.hex()
+        session_id_of(source, attributes)
+        or traces.sessions.get(span.trace_id)
+        or span.trace_id.hex()
     )
     root = not span.parent_span_id
     turn = Turn(
@@ -247,12 +248,12 @@ def _report(
 def map_spans(request: ExportTraceServiceRequest) -> Reports:
     """Every span of the export as an event of its session, reports of one call merged."""
     reports = Reports()
-    context = (_conversations(request), _tool_calls(request))
+    traces = _traces(request)
     for resource_spans in request.resource_spans:
         resource = attributes_of(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                found = _report(span, resource, scope_spans.scope.name, context)
+                found = _report(span, resource, scope_spans.scope.name, traces)
                 if isinstance(found, str):
                     reports.reject(found)
                 else:

@@ -1,0 +1,70 @@
+"""Agent frameworks as their users trace them: a pydantic-ai agent instrumented by
+OpenInference, run for real (`tests/agents/openinference_agent.py`, no network), and the
+traces Google's ADK 2.13 sent for three turns of one session
+(`tests/telemetry_samples/adk/traces.json`, captured from a real run: google-adk's pins
+cannot share this environment's, so its export is replayed as it was sent). Each lands as
+one session whose failing tool calls are counted and whose turns say how it went."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+from tests.api import document
+from tests.psychologist.conftest import Psychologist
+
+SAMPLES = Path(__file__).parents[1] / "telemetry_samples"
+
+
+def test_an_openinference_traced_agent_lands_as_one_session_with_its_tool_failures_counted(
+    psy: Psychologist,
+) -> None:
+    session_id = "oi-session-1"
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.agents.openinference_agent",
+            "--endpoint",
+            f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces",
+            "--session-id",
+            session_id,
+            "--agent-name",
+            "builder",
+        ],
+        env={**os.environ, "OTLP_TOKEN": psy.member},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    session = document(f"projects/{psy.project}/sessions/{session_id}")
+    assert (session["source"], session["state"]) == ("openinference", "open")
+    assert session["tool_errors"] == 3
+    turns = session["turns"]
+    assert (turns["open"], len(turns["closed"])) == ([], 3)
+    assert session["usage"]["input_tokens"] > 0
+
+
+def test_adks_own_traces_land_as_one_session_of_three_failed_turns(psy: Psychologist) -> None:
+    body = (SAMPLES / "adk" / "traces.json").read_bytes()
+    reply = requests.post(
+        f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces",
+        data=body,
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {psy.member}"},
+        timeout=30,
+    )
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {}
+    session = document(f"projects/{psy.project}/sessions/adk-session-1")
+    assert (session["source"], session["event_count"]) == ("google-adk", 12)
+    assert session["tool_errors"] == 3, "a lost call id (<not specified>) merges nothing"
+    turns = session["turns"]
+    assert (turns["open"], len(turns["closed"]), turns["last"]["failed"]) == ([], 3, True)
+    assert json.loads(body)["resourceSpans"][0]["resource"] == {}, "ADK names no service"
