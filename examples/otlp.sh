@@ -49,7 +49,9 @@ provider.shutdown()
 print("exported 5 spans")
 PY
 
-step "3. the agent span ended in error: the session ended abnormally and was analysed"
+step "3. the turn ended in error; the run is over, so ana ends the session (else silence would, as its turns say): it ended abnormally and was analysed"
+api POST "/projects/$P/sessions/$S/end" "$ANA" '{"state": "closed_abnormally", "cause": "last_turn_failed"}' | "$PYTHON" -c 'import json, sys
+s = json.load(sys.stdin); print("session", s["sessionId"], s["state"], s["cause"], "after", s["eventCount"], "events")'
 HYPOTHESES=$(poll_until 'len(r) > 0' GET "/projects/$P/hypotheses?sessionId=$S" "$VIC")
 echo "$HYPOTHESES" | "$PYTHON" -c 'import json, sys
 for h in json.load(sys.stdin):
