@@ -100,12 +100,12 @@ def rfc3339(moment: datetime) -> str:
 
 
 def agent_of(attributes: dict[str, Any], resource: dict[str, Any]) -> str | None:
-    """`gen_ai.agent.name` of the record, else of the resource (what `evidencia launch`
-    sets), else the resource's `service.name`, with every character an agent name may not
-    hold made `_` (at most 100)."""
+    """`gen_ai.agent.name` of the resource (what `evidencia launch` sets, and what a user
+    names the agent by), else of the record, else the resource's `service.name`, with
+    every character an agent name may not hold made `_` (at most 100)."""
     name = (
-        attributes.get("gen_ai.agent.name")
-        or resource.get("gen_ai.agent.name")
+        resource.get("gen_ai.agent.name")
+        or attributes.get("gen_ai.agent.name")
         or resource.get("service.name")
     )
     if not name:

@@ -95,7 +95,6 @@ GEMINI_CLI = Source(
     scope_prefixes=("gemini-cli",),
     session_attributes=("session.id", "gen_ai.conversation.id"),
     event_prefix="gemini_cli.",
-    spans={"tool_call": Kind.TOOL, "llm_call": Kind.MODEL},
     logs={
         "tool_call": Kind.TOOL,
         "api_response": Kind.MODEL,
@@ -103,7 +102,8 @@ GEMINI_CLI = Source(
         "user_prompt": Kind.PROMPT,
     },
     failure="`gemini_cli.tool_call` with `success` false, or `metadata` holding a non-zero "
-    "`exitCode` or `isError` true (its spans end OK)",
+    "`exitCode` or `isError` true (its spans end OK, and name neither a call nor a request: "
+    "they are kept as `span.*` events, and only the logs count calls and tokens)",
 )
 GOOGLE_ADK = Source(
     name="google-adk",

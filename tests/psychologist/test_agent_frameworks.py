@@ -68,3 +68,38 @@ def test_adks_own_traces_land_as_one_session_of_three_failed_turns(psy: Psycholo
     turns = session["turns"]
     assert (turns["open"], len(turns["closed"]), turns["last"]["failed"]) == ([], 3, True)
     assert json.loads(body)["resourceSpans"][0]["resource"] == {}, "ADK names no service"
+
+
+def _post_sample(psy: Psychologist, source: str, signal: str) -> dict[str, object]:
+    reply = requests.post(
+        f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/{signal}",
+        data=(SAMPLES / source / f"{signal}.json").read_bytes(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {psy.member}"},
+        timeout=30,
+    )
+    assert reply.status_code == 200, reply.text
+    answer: dict[str, object] = reply.json()
+    return answer
+
+
+def test_gemini_clis_own_export_counts_the_failures_its_logs_hide_in_metadata(
+    psy: Psychologist,
+) -> None:
+    """Gemini CLI 0.61's traces, logs and metrics of one run, as it sent them (captured
+    from the real CLI against our Gemini test server): its spans all end OK and its
+    `tool_call` logs say `success: true`, but each holds `exitCode: 2, isError: true` in
+    its metadata; the session is named by the resource's agent name, and its tokens are
+    the api_response logs', once."""
+    for signal in ("traces", "logs"):
+        assert _post_sample(psy, "gemini_cli", signal) == {}
+    metrics = _post_sample(psy, "gemini_cli", "metrics")
+    assert "partialSuccess" in metrics, "metrics Evidencia does not use are said so"
+    session = document(f"projects/{psy.project}/sessions/636569f8-e7d1-4ef8-8161-d8b967051856")
+    assert (session["source"], session["agents"]) == ("gemini-cli", ["my-agent"])
+    assert session["tool_errors"] == 3
+    assert session["usage"] == {
+        "input_tokens": 7731 + 7818 + 7905 + 7992,
+        "output_tokens": 46 * 3 + 12,
+        "cached_tokens": 7730 + 7817 + 7904,
+    }
+    assert session["turns"]["open"] == []

@@ -104,6 +104,10 @@ def test_two_prompts_land_in_one_session_with_each_failing_call_once_and_an_end_
     failed = next(event for event in events if event["type"] == "tool.error")
     assert failed["data"]["tool"] == "Bash"
     assert failed["data"]["callId"].startswith("toolu_")
+    merged = [event for event in events if event["id"] == failed["id"]]
+    reports = set().union(*(event["data"]["reports"] for event in merged))
+    assert "log:tool_result" in reports, reports
+    assert any(report.startswith("span:") for report in reports), "its spans were merged in"
 
     reported = model.reported
     usage = session["usage"]
