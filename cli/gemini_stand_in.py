@@ -30,6 +30,21 @@ delay has passed), a blocked prompt, a delay past the client's timeout, malforme
 no candidate, a finish reason other than STOP, a `200` whose body is not JSON or is empty,
 or a connection reset before any answer. Every request body is recorded.
 
+`POST .../models/{model}:streamGenerateContent` (both backends) answers the same reply as
+Google streams it: with `?alt=sse`, server-sent events `data: {GenerateContentResponse}`
+(text cut into pieces after a space, each `functionCall` part whole), the last chunk
+carrying `finishReason` and `usageMetadata`; without `alt=sse`, a JSON array of the chunks.
+An error is answered before any chunk, as the error body with its status. A reply may be
+`functionCall` parts (`call_function`), after its text if it has any; a Gemini 3 profile
+puts a `thoughtSignature` on the first. `POST .../models/{model}:countTokens` answers
+`{"totalTokens": N}`, counted as the usage counts the request (not recorded).
+
+Side requests are told apart by purpose (`PURPOSES`: a research support check, and Gemini
+CLI's router, model choice, next-speaker check, loop check and session summary, each
+recognised by its response schema or prompt): each takes its own scripted queue
+(`answer_side`), else its purpose's default, and never the main queue, so that a test
+scripts only the turns it is about. The usage counts every turn of `contents`.
+
 The Developer API's Batch API (Google's batch mode: asynchronous, at half the standard
 price, a 24-hour target turnaround, inlined requests up to 20 MB in all, and a batch
 pending or running for more than 48 hours expires):
@@ -71,18 +86,21 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from shared.models import PROFILES, Backend, Control, ModelProfile
 
-_DEVELOPER = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):generateContent$")
+_DEVELOPER = re.compile(
+    r"^/(v1beta|v1)/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent|countTokens)$"
+)
 _VERTEX = re.compile(
     r"^/(v1beta1|v1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
-    r"(?P<model>[^/:]+):generateContent$"
+    r"(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent|countTokens)$"
 )
 _BATCH_CREATE = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):batchGenerateContent$")
 _BATCH = re.compile(r"^/(v1beta|v1)/batches/(?P<id>[^/:]+)(?P<cancel>:cancel)?$")
@@ -124,6 +142,10 @@ QUOTA_IDS = {
     "day": "GenerateRequestsPerDayPerProjectPerModel",
 }
 _CACHE_MEMORY = 64
+STREAM_PIECE = 48
+"""About how many characters of text each streamed chunk carries."""
+THOUGHT_SIGNATURE = "c3RhbmQtaW4gdGhvdWdodCBzaWduYXR1cmU="
+"""The opaque `thoughtSignature` a Gemini 3 stand-in puts on its first function call."""
 """How many earlier prompts per model the implicit cache compares against."""
 
 
@@ -206,10 +228,23 @@ class Gate:
         self.opened.set()
 
 
+@dataclass(frozen=True)
+class FunctionCall:
+    """A `functionCall` part the model answers with: the function's name and its arguments."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def part(self) -> dict[str, Any]:
+        return {"functionCall": {"name": self.name, "args": self.args}}
+
+
 @dataclass
 class Reply:
     status: int = 200
     text: str | None = None
+    function_calls: list[FunctionCall] = field(default_factory=list)
+    """`functionCall` parts sent after the text part (if any), in order."""
     finish_reason: str = "STOP"
     candidates: bool = True
     delay_s: float = 0.0
@@ -252,10 +287,61 @@ class Recorded:
     """The HTTP status answered."""
     batch: str | None = None
     """The name of the batch this request came in (`batches/...`); None for a call."""
+    streamed: bool = False
+    """Asked through `streamGenerateContent` (answered in chunks)."""
 
     @property
     def prompt(self) -> str:
         return "".join(part.get("text", "") for part in self.body["contents"][0]["parts"])
+
+    @property
+    def conversation(self) -> str:
+        """Every turn of `contents` as text: text parts as they are, function calls and
+        responses as their JSON (what the usage counts; the prompt alone for one turn)."""
+        texts = []
+        for content in self.body.get("contents") or []:
+            for part in content.get("parts") or []:
+                if "text" in part:
+                    texts.append(part["text"])
+                else:
+                    call = field_of(part, "functionCall") or field_of(part, "functionResponse")
+                    if call is not None:
+                        texts.append(json.dumps(call, sort_keys=True))
+        return "".join(texts)
+
+    @property
+    def purpose(self) -> str | None:
+        """The side purpose this request serves (`PURPOSES`), None for a main request."""
+        return next((p.name for p in PURPOSES if p.recognises(self)), None)
+
+    def chunks(self) -> list[dict[str, Any]]:
+        """The `GenerateContentResponse`s sent: one, or a stream's chunks in order (none
+        for a body that is not such JSON)."""
+        text = self.sent.decode(errors="replace")
+        try:
+            if self.streamed and text.startswith("data:"):
+                events = [e for e in re.split(r"\r?\n\r?\n", text) if e.strip()]
+                return [json.loads(e.removeprefix("data:")) for e in events]
+            sent = json.loads(text or "{}")
+        except ValueError:
+            return []
+        found = sent if isinstance(sent, list) else [sent]
+        return [chunk for chunk in found if isinstance(chunk, dict)]
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """The `usageMetadata` the answer reported (a stream's last)."""
+        reported = [c["usageMetadata"] for c in self.chunks() if "usageMetadata" in c]
+        return reported[-1] if reported else {}
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the functions the request declares."""
+        return [
+            declaration["name"]
+            for tool in self.body.get("tools") or []
+            for declaration in field_of(tool, "functionDeclarations") or []
+        ]
 
     @property
     def system(self) -> str:
@@ -275,6 +361,9 @@ class Answered:
     status: int
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bool = False
+    """A scripted body sent as it is (never cut into stream chunks)."""
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -336,6 +425,63 @@ class Batch:
         elif self.state == FAILED:
             operation["error"] = rpc_status(500, self.failure or "Internal error encountered.")
         return operation
+
+
+def stream_chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `GenerateContentResponse` as `streamGenerateContent` sends it: each text part in
+    pieces (cut after a space), each function call whole, in order; every chunk carries
+    `modelVersion` and `responseId`, the first `promptFeedback`, the last the candidate's
+    `finishReason` (and log-probabilities) and the `usageMetadata`."""
+    common: dict[str, Any] = {
+        k: response[k] for k in ("modelVersion", "responseId") if k in response
+    }
+    candidates = response.get("candidates") or []
+    parts = candidates[0].get("content", {}).get("parts", []) if candidates else []
+    pieces: list[dict[str, Any]] = []
+    for part in parts:
+        if "text" in part and len(part["text"]) > STREAM_PIECE:
+            text = part["text"]
+            cuts = [0]
+            while len(text) - cuts[-1] > STREAM_PIECE:
+                space = text.find(" ", cuts[-1] + STREAM_PIECE)
+                if space < 0:
+                    break
+                cuts.append(space + 1)
+            if cuts[-1] < len(text):
+                cuts.append(len(text))
+            pieces.extend({**part, "text": text[a:b]} for a, b in itertools.pairwise(cuts))
+        else:
+            pieces.append(part)
+    if not candidates or not pieces:
+        return [response]
+    chunks: list[dict[str, Any]] = []
+    for piece in pieces:
+        content = {"role": "model", "parts": [piece]}
+        chunks.append({"candidates": [{"content": content, "index": 0}], **common})
+    last = candidates[0]
+    chunks[-1]["candidates"][0].update(
+        {k: v for k, v in last.items() if k not in ("content", "index")}
+    )
+    if "usageMetadata" in response:
+        chunks[-1]["usageMetadata"] = response["usageMetadata"]
+    if "promptFeedback" in response:
+        chunks[0]["promptFeedback"] = response["promptFeedback"]
+    return chunks
+
+
+def streamed(answered: Answered, sse: bool) -> Answered:
+    """A generateContent answer as `streamGenerateContent` sends it: with `alt=sse`,
+    server-sent events `data: {GenerateContentResponse}` (Google ends each with CRLF CRLF);
+    without, one JSON array of the chunks. An error is the same error body, not streamed."""
+    if answered.raw or answered.status != HTTPStatus.OK:
+        return answered
+    chunks = stream_chunks(json.loads(answered.body))
+    if not sse:
+        return replace(answered, body=json.dumps(chunks, ensure_ascii=False).encode())
+    body = b"".join(
+        b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\r\n\r\n" for chunk in chunks
+    )
+    return replace(answered, body=body, content_type="text/event-stream")
 
 
 def inlined_response(answered: Answered | None, metadata: Any) -> dict[str, Any]:
@@ -442,8 +588,11 @@ class GeminiTestServer:
     """A batch pending or running longer than this reports BATCH_STATE_EXPIRED."""
     holding_batches: bool = False
     failing_batches: deque[str] = field(default_factory=deque)
-    support_replies: deque[Reply] = field(default_factory=deque)
-    """Scripted answers of research support checks, apart from every other call's."""
+    side_replies: dict[str, deque[Reply]] = field(
+        default_factory=lambda: {purpose.name: deque() for purpose in PURPOSES}
+    )
+    """Scripted answers of side requests by purpose (`PURPOSES`), apart from the main
+    queue: a research support check, a coding agent's router or next-speaker check."""
     batch_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # scripting -----------------------------------------------------------------
@@ -457,10 +606,34 @@ class GeminiTestServer:
         self.replies.append(Reply(text=json.dumps(data), gate=gate))
         return gate
 
+    @property
+    def support_replies(self) -> deque[Reply]:
+        """Scripted answers of research support checks."""
+        return self.side_replies[SUPPORT_CHECK]
+
     def answer_support(self, data: Any, **kwargs: Any) -> None:
         """The next research support check's answer. Unscripted, a support check finds
         every statement supported, so that research scripts need not answer it."""
-        self.support_replies.append(Reply(text=json.dumps(data), **kwargs))
+        self.answer_side(SUPPORT_CHECK, data, **kwargs)
+
+    def answer_side(self, purpose: str, data: Any, **kwargs: Any) -> None:
+        """The next answer (JSON) of a side request for `purpose` (a name in `PURPOSES`);
+        unscripted, a side request takes its purpose's default answer."""
+        self.side_replies[purpose].append(Reply(text=json.dumps(data), **kwargs))
+
+    def call_function(
+        self, name: str, args: dict[str, Any] | None = None, text: str | None = None, **kwargs: Any
+    ) -> None:
+        """The next answer asks for one function call (after `text`, if any)."""
+        self.replies.append(
+            Reply(text=text, function_calls=[FunctionCall(name, args or {})], **kwargs)
+        )
+
+    def main_requests(self) -> list[Recorded]:
+        """The requests recorded that served no side purpose: those the main queue answered."""
+        with self.lock:
+            requests = list(self.requests)
+        return [r for r in requests if r.purpose is None]
 
     def answer_text(self, text: str, **kwargs: Any) -> None:
         self.replies.append(Reply(text=text, **kwargs))
@@ -549,7 +722,8 @@ class GeminiTestServer:
             self.batch_expiry_s = BATCH_EXPIRY_S
             self.holding_batches = False
             self.failing_batches.clear()
-            self.support_replies.clear()
+            for queue in self.side_replies.values():
+                queue.clear()
 
     def reported_usage(self) -> dict[str, int]:
         """The usage every answer so far reported, added up as Evidencia stores it:
@@ -562,7 +736,7 @@ class GeminiTestServer:
         for recorded in requests:
             if recorded.batch is not None and recorded.batch not in reported:
                 continue
-            meta = json.loads(recorded.sent or b"{}").get("usageMetadata") or {}
+            meta = recorded.usage
             thoughts = meta.get("thoughtsTokenCount", 0)
             total["inputTokens"] += meta.get("promptTokenCount", 0)
             total["outputTokens"] += meta.get("candidatesTokenCount", 0) + thoughts
@@ -576,10 +750,12 @@ class GeminiTestServer:
 
     # answering -----------------------------------------------------------------
     def _next(self, recorded: Recorded) -> Reply:
-        if is_support_check(recorded):
+        purpose = next((p for p in PURPOSES if p.recognises(recorded)), None)
+        if purpose is not None:
             with self.lock:
-                scripted = self.support_replies.popleft() if self.support_replies else None
-            return scripted or Reply(text=json.dumps(all_supported(recorded.prompt)))
+                queue = self.side_replies[purpose.name]
+                scripted = queue.popleft() if queue else None
+            return scripted or purpose.default(recorded)
         with self.lock:
             if self.replies:
                 return self.replies.popleft()
@@ -589,7 +765,7 @@ class GeminiTestServer:
     def _cached_tokens(self, recorded: Recorded, profile: ModelProfile) -> int:
         """The prefix this prompt shares with a recent one to the same model, in tokens,
         when it reaches the model's implicit-cache minimum (else 0)."""
-        text = recorded.system + "\n" + recorded.prompt
+        text = recorded.system + "\n" + recorded.conversation
         with self.lock:
             seen = self.prompts.setdefault(profile.name, deque(maxlen=_CACHE_MEMORY))
             shared = max((_shared_prefix(text, earlier) for earlier in seen), default=0)
@@ -628,7 +804,7 @@ class GeminiTestServer:
         if reply.reset:
             return None
         if reply.raw_body is not None:
-            return Answered(reply.status, reply.raw_body, reply.headers)
+            return Answered(reply.status, reply.raw_body, reply.headers, raw=True)
         if reply.status != HTTPStatus.OK:
             answered = Answered(
                 reply.status, error_body(reply.status, reply.message, reply.details), reply.headers
@@ -643,12 +819,16 @@ class GeminiTestServer:
         return Answered(200, json.dumps(body, ensure_ascii=False).encode(), reply.headers)
 
     def _success(self, recorded: Recorded, profile: ModelProfile, reply: Reply) -> dict[str, Any]:
-        prompt_tokens = tokens_of(recorded.system + recorded.prompt)
+        prompt_tokens = tokens_of(recorded.system + recorded.conversation)
         text = quoted(reply.text or "", recorded)
+        calls = [call.part() for call in reply.function_calls]
+        if calls and profile.thinking.control == Control.LEVEL:
+            # Gemini 3 signs its first function call of a step (Google: thought signatures).
+            calls[0]["thoughtSignature"] = THOUGHT_SIGNATURE
         if reply.usage is not None:
             prompt_tokens, answer_tokens = reply.usage
         else:
-            answer_tokens = tokens_of(text)
+            answer_tokens = tokens_of(text + "".join(json.dumps(c) for c in calls))
         limit = int(field_of(recorded.generation, "maxOutputTokens") or profile.output_limit)
         thoughts = min(
             thoughts_spent(profile, recorded) if reply.thoughts is None else reply.thoughts, limit
@@ -676,6 +856,8 @@ class GeminiTestServer:
             body["promptFeedback"] = {"blockReason": reply.block_reason}
         if reply.candidates:
             parts = [{"text": text}] if text else []
+            if finish != "MAX_TOKENS":
+                parts.extend(calls)
             candidate: dict[str, Any] = {
                 "content": {"role": "model", "parts": parts},
                 "finishReason": finish,
@@ -690,6 +872,18 @@ class GeminiTestServer:
                 }
             body["candidates"] = [candidate]
         return body
+
+    def count_tokens(self, model: str, raw: bytes, backend: Backend) -> Answered:
+        """`models/{model}:countTokens`: the request's tokens as the usage would count them
+        (`contents`, or a whole `generateContentRequest` with its system instruction)."""
+        profile = PROFILES.get(model)
+        if profile is None or not profile.served_by(backend):
+            return not_found(model, "countTokens")
+        body = json.loads(raw or b"{}")
+        request = field_of(body, "generateContentRequest") or {"contents": body.get("contents")}
+        recorded = Recorded(model, request, {}, backend)
+        total = tokens_of(recorded.system + recorded.conversation)
+        return Answered(200, json.dumps({"totalTokens": total}).encode())
 
     # batches -------------------------------------------------------------------
     def create_batch(self, model: str, raw: bytes, headers: dict[str, str]) -> Answered:
@@ -839,17 +1033,27 @@ class GeminiTestServer:
                 if match is None:
                     self._send(Answered(404, error_body(404, "unknown path")))
                     return
+                backend = Backend.DEVELOPER if developer else Backend.VERTEX
+                method = match.group("method")
+                if method == "countTokens":
+                    self._send(owner.count_tokens(match.group("model"), raw, backend))
+                    return
+                stream = method == "streamGenerateContent"
                 recorded = Recorded(
                     match.group("model"),
                     json.loads(raw),
                     dict(self.headers),
-                    Backend.DEVELOPER if developer else Backend.VERTEX,
+                    backend,
                     raw=raw,
+                    streamed=stream,
                 )
                 answered = owner.answer(recorded)
                 if answered is None:
                     self._reset()
                     return
+                if stream:
+                    query = parse_qs(urlsplit(self.path).query)
+                    answered = streamed(answered, sse=query.get("alt") == ["sse"])
                 recorded.sent, recorded.status = answered.body, answered.status
                 self._send(answered)
 
@@ -862,7 +1066,7 @@ class GeminiTestServer:
             def _send(self, answered: Answered) -> None:
                 try:
                     self.send_response(answered.status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", answered.content_type)
                     self.send_header("Content-Length", str(len(answered.body)))
                     for name, value in answered.headers.items():
                         self.send_header(name, value)
@@ -891,6 +1095,78 @@ def all_supported(prompt: str) -> dict[str, Any]:
     """Every statement the support check names, found supported."""
     named = [line["statement"] for line in fenced_lines(prompt, "statements")]
     return {"verdicts": [{"statement": name, "supported": True} for name in named]}
+
+
+def asks_for(*names: str) -> Callable[[Recorded], bool]:
+    """Recognises a request whose response schema requires all of `names`."""
+
+    def recognises(recorded: Recorded) -> bool:
+        config = recorded.generation
+        schema = field_of(config, "responseJsonSchema") or field_of(config, "responseSchema") or {}
+        required = schema.get("required") if isinstance(schema, dict) else None
+        return isinstance(required, list) and set(names) <= set(required)
+
+    return recognises
+
+
+def flash_choice(recorded: Recorded) -> Reply:
+    """A model-choice router's answer: the schema's `flash` choice (a simple task)."""
+    schema = field_of(recorded.generation, "responseJsonSchema") or {}
+    choices = schema.get("properties", {}).get("model_choice", {}).get("enum") or ["flash"]
+    choice = next((c for c in choices if "flash" in c), choices[0])
+    return Reply(text=json.dumps({"reasoning": "Stand-in router.", "model_choice": choice}))
+
+
+def answers(data: dict[str, Any]) -> Callable[[Recorded], Reply]:
+    return lambda _recorded: Reply(text=json.dumps(data))
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """A side request: what it is for, how it is recognised, and what it is answered when
+    no test has scripted it. Side requests never take the main queue's replies, so that a
+    test scripts only the calls it is about (a research answer, an agent's turns)."""
+
+    name: str
+    recognises: Callable[[Recorded], bool]
+    default: Callable[[Recorded], Reply]
+
+
+SUPPORT_CHECK = "support_check"
+PURPOSES: tuple[Purpose, ...] = (
+    Purpose(
+        SUPPORT_CHECK,
+        is_support_check,
+        lambda recorded: Reply(text=json.dumps(all_supported(recorded.prompt))),
+    ),
+    # Gemini CLI's utility calls (generateContent with a response schema, on a Flash-Lite or
+    # the main model), answered so that the agent carries on with the scripted main turns.
+    # Its router, asked when no --model is given, is told the task is simple: Gemini CLI
+    # 0.61 then takes Flash (gemini-3.8-flash); a high score would take
+    # gemini-3.1-pro-preview-customtools, which the profiles do not know (404).
+    Purpose(
+        "agent_router",
+        asks_for("complexity_score"),
+        answers({"complexity_reasoning": "Stand-in router.", "complexity_score": 10}),
+    ),
+    Purpose("agent_model_choice", asks_for("model_choice"), flash_choice),
+    Purpose(
+        "agent_next_speaker",
+        asks_for("next_speaker"),
+        answers({"reasoning": "Stand-in: the turn is complete.", "next_speaker": "user"}),
+    ),
+    Purpose(
+        "agent_loop_check",
+        asks_for("unproductive_state_confidence"),
+        answers({"unproductive_state_analysis": "No loop.", "unproductive_state_confidence": 0}),
+    ),
+    Purpose(
+        "agent_session_summary",
+        lambda recorded: recorded.prompt.startswith("Summarize the user's primary intent"),
+        lambda _recorded: Reply(text="Stand-in session"),
+    ),
+)
+"""Side requests by purpose, tried in order before the main queue."""
 
 
 def fenced_lines(prompt: str, tag: str) -> Iterator[Any]:
