@@ -153,8 +153,8 @@ def plan_ingest(  # noqa: PLR0913 - the decision's inputs, each read once by `in
     (by event id, None when absent): an event indexed and not expired is a duplicate when
     its body is the same and a conflict when it is not, unless it is mergeable, whose
     `stored` report is merged with it (a duplicate when the merge changes nothing); an
-    expired one is received anew; an ended session takes no new event (a replayed batch
-    is still answered)."""
+    expired one is received anew; an ended session takes no event after its end (a
+    replayed batch is still answered)."""
     fresh: list[Event] = []
     replaced: list[Replaced] = []
     duplicates = repeats
@@ -173,10 +173,21 @@ def plan_ingest(  # noqa: PLR0913 - the decision's inputs, each read once by `in
                 replaced.append(Replaced(stored[event_id], combined))
         else:
             raise conflict(f"Event {event_id} was already received with a different body.")
-    if (fresh or replaced) and current is not None and current["state"] != SessionState.OPEN:
-        raise conflict(f"The session has ended ({current['state']}); it takes no more events.")
+    written = fresh + [change.merged for change in replaced]
+    if current is not None and current["state"] != SessionState.OPEN:
+        _check_before_end(current, written)
     write = _session_write(current, fresh, replaced, now, interval, telemetry)
     return IngestPlan(fresh, duplicates, write, replaced)
+
+
+def _check_before_end(ended: Session, written: list[Event]) -> None:
+    """An ended session keeps what arrives late but happened before its end (an agent's
+    last telemetry, flushed as it exits); anything after its end is refused."""
+    end = ended.get("ended_at")
+    if any(end is None or parse_instant(event["at"]) > end for event in written):
+        raise conflict(
+            f"The session has ended ({ended['state']}); it takes no events after its end."
+        )
 
 
 def read_index(

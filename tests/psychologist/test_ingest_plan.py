@@ -99,8 +99,15 @@ def test_a_stored_event_sent_with_another_body_is_a_conflict() -> None:
 
 
 @pytest.mark.parametrize("state", ["closed_normally", "closed_abnormally"])
-def test_an_ended_session_takes_no_more_events(state: str) -> None:
-    ended = {**open_session(), "state": state}
+def test_an_ended_session_takes_no_event_after_its_end(state: str) -> None:
+    ended = {**open_session(), "state": state, "ended_at": NOW - timedelta(hours=2)}
     with pytest.raises(ApiError, match=f"has ended \\({state}\\)") as refused:
         plan_ingest(ended, {"a": A}, {}, 0, NOW, INTERVAL)  # type: ignore[arg-type]
     assert refused.value.code == ErrorCode.CONFLICT
+
+
+def test_an_ended_session_keeps_what_arrives_late_but_happened_before_its_end() -> None:
+    """An agent flushes its last telemetry as it exits, after its launcher ended the session."""
+    ended: Session = {**open_session(), "state": SessionState.CLOSED, "ended_at": NOW}
+    plan = plan_ingest(ended, {"a": A}, {}, 0, NOW, INTERVAL)
+    assert plan.fresh == [A]
