@@ -248,7 +248,7 @@ def _otlp_bodies(spec: dict[str, Any]) -> None:
         response["content"]["application/x-protobuf"] = binary
     spec["requestBody"] = {
         "required": True,
-        "description": "An ExportTraceServiceRequest (opentelemetry-proto), optionally gzip",
+        "description": "An OTLP export request (opentelemetry-proto), optionally gzip",
         "content": {
             "application/x-protobuf": binary,
             "application/json": {"schema": {"type": "object"}},

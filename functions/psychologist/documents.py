@@ -387,6 +387,22 @@ class SessionView(TypedDict):
     analysisId: str | None
 
 
+class SessionRow(TypedDict):
+    """One row of the sessions list."""
+
+    sessionId: str
+    agents: list[str]
+    source: str | None
+    state: str
+    cause: str | None
+    eventCount: int
+    toolErrors: int
+    usage: dict[str, object]
+    createdAt: str
+    endedAt: str | None
+    lastAnalysisId: str | None
+
+
 class AnalysisCounts(TypedDict):
     events: int
     chunks: int

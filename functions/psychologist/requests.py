@@ -41,6 +41,15 @@ class HypothesesParams(ProjectParams):
     pageToken: NotRequired[str]
 
 
+class SessionsParams(ProjectParams):
+    agent: NotRequired[str]
+    state: NotRequired[SessionState]
+    since: NotRequired[str]
+    until: NotRequired[str]
+    limit: NotRequired[int]
+    pageToken: NotRequired[str]
+
+
 CalibrationParams = TypedDict(
     "CalibrationParams",
     {
@@ -101,6 +110,7 @@ REQUESTS: dict[str, type] = {
     "psychologist/analysis.params": AnalysisParams,
     "psychologist/decision.params": DecisionParams,
     "psychologist/hypotheses.params": HypothesesParams,
+    "psychologist/sessions.params": SessionsParams,
     "psychologist/calibration.params": CalibrationParams,
     "psychologist/events.request": EventsRequest,
     "psychologist/session_end.request": SessionEndRequest,

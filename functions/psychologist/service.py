@@ -35,6 +35,7 @@ from functions.psychologist.requests import (
     EventsAuditParams,
     HypothesesParams,
     ProjectParams,
+    SessionsParams,
 )
 from functions.psychologist.views import (
     analysis_state,
@@ -42,6 +43,7 @@ from functions.psychologist.views import (
     decider,
     decision_view,
     hypothesis_view,
+    session_row,
 )
 from shared import jobs, logs
 from shared.errors import ApiError, ErrorCode, not_found
@@ -127,15 +129,19 @@ def _decode_page_token(token: str) -> tuple[datetime, str]:
         created, hypothesis_id = json.loads(base64.urlsafe_b64decode(token.encode()))
         return parse_instant(str(created)), str(hypothesis_id)
     except (binascii.Error, ValueError, TypeError, OverflowError) as error:
-        raise ApiError(
-            ErrorCode.INVALID_REQUEST,
-            "pageToken is not a token this endpoint returned.",
-            issues=[{"path": ["pageToken"], "message": "Unknown page token", "code": "custom"}],
-        ) from error
+        raise _unknown_page_token() from error
 
 
-def _page_token(last: Hypothesis) -> str:
-    raw = json.dumps([last["createdAt"].isoformat(), last["id"]]).encode()
+def _unknown_page_token() -> ApiError:
+    return ApiError(
+        ErrorCode.INVALID_REQUEST,
+        "pageToken is not a token this endpoint returned.",
+        issues=[{"path": ["pageToken"], "message": "Unknown page token", "code": "custom"}],
+    )
+
+
+def _page_token(created: datetime, last_id: str) -> str:
+    raw = json.dumps([created.isoformat(), last_id]).encode()
     return base64.urlsafe_b64encode(raw).decode()
 
 
@@ -165,8 +171,42 @@ def list_hypotheses(call: Call) -> Reply:
     found = list(stream_as(query.limit(limit + 1), Hypothesis).values())
     page = found[:limit]
     shown = [data for data in page if not is_expired(data, now)]
-    headers = {"X-Next-Page-Token": _page_token(page[-1])} if len(found) > limit else {}
+    headers = {}
+    if len(found) > limit:
+        headers["X-Next-Page-Token"] = _page_token(page[-1]["createdAt"], page[-1]["id"])
     return Reply([hypothesis_view(data) for data in shown], headers=headers)
+
+
+def list_sessions(call: Call) -> Reply:
+    """A project's sessions, newest first, by the filters given: one query of at most
+    `limit + 1` documents (and, past the first page, one read of the page's last session,
+    the cursor)."""
+    params = call.params_as(SessionsParams)
+    project_id, limit = params["projectId"], params.get("limit", 50)
+    sessions = store.session_ref(project_id, "any").parent
+    query: Any = sessions
+    if "agent" in params:
+        query = query.where(filter=FieldFilter("agents", "array_contains", params["agent"]))
+    if "state" in params:
+        query = query.where(filter=FieldFilter("state", "==", params["state"]))
+    if "since" in params:
+        query = query.where(filter=FieldFilter("created_at", ">=", parse_instant(params["since"])))
+    if "until" in params:
+        query = query.where(filter=FieldFilter("created_at", "<", parse_instant(params["until"])))
+    query = query.order_by("created_at", direction=firestore.Query.DESCENDING)
+    if "pageToken" in params:
+        _, session_id = _decode_page_token(params["pageToken"])
+        cursor = sessions.document(session_id).get()
+        if not cursor.exists:
+            raise _unknown_page_token()
+        query = query.start_after(cursor)
+    found = list(stream_as(query.limit(limit + 1), Session).items())
+    page = found[:limit]
+    headers = {}
+    if len(found) > limit:
+        last_id, last = page[-1]
+        headers["X-Next-Page-Token"] = _page_token(last["created_at"], last_id)
+    return Reply([session_row(session_id, data) for session_id, data in page], headers=headers)
 
 
 def decide(call: Call) -> Reply:

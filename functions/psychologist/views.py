@@ -17,6 +17,8 @@ from functions.psychologist.documents import (
     HypothesisDecision,
     HypothesisView,
     Session,
+    SessionRow,
+    SessionUsage,
     SessionView,
 )
 from functions.psychologist.lifecycle import LIFECYCLE, stuck_detail
@@ -87,6 +89,40 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
         "lastEventAt": _iso_of_micros(data.get("last_event_micros")),
         "endedAt": _iso_or_none(data.get("ended_at")),
         "analysisId": data.get("analysis_id"),
+    }
+
+
+def usage_view(session: Session) -> dict[str, object]:
+    """The session's tokens and cost: per request from its logs and spans, else from its
+    token and cost metrics (which count the same requests, so never both)."""
+    usage: SessionUsage = session.get("usage") or {}
+    found = "requests" if usage else "none"
+    if not usage and session.get("metered"):
+        usage, found = session.get("metered") or {}, "metrics"
+    cost = usage.get("cost_usd")
+    return {
+        "inputTokens": int(usage.get("input_tokens", 0)),
+        "outputTokens": int(usage.get("output_tokens", 0)),
+        "cachedTokens": int(usage.get("cached_tokens", 0)),
+        "costUsd": None if cost is None else round(cost, 6),
+        "from": found,
+    }
+
+
+def session_row(session_id: str, data: Session) -> SessionRow:
+    last = data.get("last_analysis")
+    return {
+        "sessionId": session_id,
+        "agents": sorted(data.get("agents", [])),
+        "source": data.get("source"),
+        "state": data["state"],
+        "cause": data.get("cause"),
+        "eventCount": data.get("event_count", 0),
+        "toolErrors": data.get("tool_errors", 0),
+        "usage": usage_view(data),
+        "createdAt": iso(data["created_at"]),
+        "endedAt": _iso_or_none(data.get("ended_at")),
+        "lastAnalysisId": last["id"] if last is not None else data.get("analysis_id"),
     }
 
 
