@@ -8,8 +8,9 @@ import * as evaluations from "./evaluations.js";
 import * as hypotheses from "./hypotheses.js";
 import * as research from "./research.js";
 import * as selection from "./selection.js";
+import * as sessions from "./sessions.js";
 
-const VIEWS = { hypotheses, research, evaluations, selection, calibration };
+const VIEWS = { hypotheses, sessions, research, evaluations, selection, calibration };
 
 function route() {
   const [path, query] = window.location.hash.replace(/^#\/?/, "").split("?");

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,8 @@ from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypot
 from tests.psychologist.test_effect import MIN, measured
 from tests.psychologist.test_otlp import agent_run, export, tool_event_ids
 from tests.research.conftest import Research
+
+SAMPLES = Path(__file__).parents[1] / "telemetry_samples"
 
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
 INJECTED = '<img src=x onerror="window.__evidencia_injected=1">'
@@ -97,8 +100,8 @@ def test_an_event_received_as_a_span_names_the_span_it_came_from(
     cited = tool_event_ids(spans)
     psy.world.gemini.answer_json({"hypotheses": [hypothesis("trip-planner", cited)]})
     assert export(psy, spans, "protobuf").name == "SUCCESS"
-    session = document(f"projects/{psy.project}/sessions/conv-trip-42")
-    assert psy.settled(session["analysis_id"])["status"] == "completed"
+    ended = psy.end("conv-trip-42", "closed_abnormally", "last_turn_failed")
+    assert psy.settled(ended.json()["analysisId"])["status"] == "completed"
     console.open()
     console.sign_in(psy.viewer)
     console.show("hypotheses", project=psy.project)
@@ -109,6 +112,48 @@ def test_an_event_received_as_a_span_names_the_span_it_came_from(
         "from span execute_tool search_flights (error,"
     )
     expect(events.first.locator("p.span")).to_contain_text(f"of trace {trace}")
+    assert console.messages == []
+
+
+def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
+    psy: Psychologist, console: Console
+) -> None:
+    """Two sessions, one fed by Gemini CLI's own telemetry and one ended abnormally: the
+    view shows each one's end, tool errors and tokens as the sessions read serves them, and
+    a row's Analysis button shows its analysis; nothing axe-core finds wrong."""
+    log = Log()
+    log.add("dev-api", "tool.error", tool="make", error="exit 2")
+    assert psy.ingest("s-crashed", log.events).status_code == 200
+    psy.world.gemini.answer_json({"hypotheses": []})
+    ended = psy.end("s-crashed", "closed_abnormally", "exit_code_2")
+    assert psy.settled(ended.json()["analysisId"])["status"] == "completed"
+    for signal in ("traces", "logs"):
+        body = (SAMPLES / "gemini_cli" / f"{signal}.json").read_bytes()
+        reply = requests.post(
+            f"{psy.api.base_url}{psy.path(f'/otlp/v1/{signal}')}",
+            data=body,
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {psy.member}"},
+            timeout=30,
+        )
+        assert reply.status_code == 200, reply.text
+    served = psy.api.call("GET", psy.path("/sessions"), token=psy.viewer).json()
+    console.open()
+    console.sign_in(psy.viewer)
+    console.show("sessions", project=psy.project)
+    rows = console.page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(len(served))
+    expect(rows.locator("td.tool-errors")).to_have_text([str(r["toolErrors"]) for r in served])
+    crashed = console.page.locator('tr[data-session="s-crashed"]')
+    expect(crashed.locator("td.ending")).to_have_text("closed abnormally (exit_code_2)")
+    crashed.get_by_role("button", name="Analysis").click()
+    expect(crashed.locator(".analysis dd").first).to_have_text(
+        re.compile("queued|processing|completed")
+    )
+    gemini = rows.first
+    expect(gemini.locator("td.tokens")).to_have_text(
+        f"{served[0]['usage']['inputTokens']} / {served[0]['usage']['outputTokens']}"
+    )
+    assert console.accessibility_violations() == []
     assert console.messages == []
 
 
