@@ -258,8 +258,9 @@ def test_an_oversized_or_bomb_body_gets_413_and_stores_nothing(psy: Psychologist
 
 
 def test_spans_that_cannot_be_events_are_reported_in_partial_success(psy: Psychologist) -> None:
-    """A span without an agent name or service name, and one without an end time, are
-    refused and counted in `partial_success` with why; the others are stored."""
+    """A span without an agent name or service name (nor a span of its trace that names
+    one), and one without an end time, are refused and counted in `partial_success` with
+    why; the others are stored."""
     body = {
         "resourceSpans": [
             {
@@ -268,7 +269,7 @@ def test_spans_that_cannot_be_events_are_reported_in_partial_success(psy: Psycho
                     {
                         "spans": [
                             {
-                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "traceId": "6c8efff798038103d269b633813fc60c",
                                 "spanId": "eee19b7ec3c1b174",
                                 "name": "anonymous",
                                 "startTimeUnixNano": "1764666000000000000",
