@@ -1,5 +1,7 @@
 """`evidencia`: serve the functions locally, manage tenants and tokens, check the setup,
-regenerate the OpenAPI document, the capacity model and the lock file, deploy."""
+regenerate the OpenAPI document, the capacity model and the lock file, deploy, and launch
+a coding agent under the loop (`evidencia launch`, which imports none of the rest, so that
+it starts at once)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,10 @@ import os
 import sys
 from importlib.metadata import version
 
-from cli import admin, deploy
-from cli.emulator import EmulatorError
-from cli.host import HostError, flow_models, model_line
-
 
 def parser() -> argparse.ArgumentParser:
+    from cli import admin, deploy
+
     root = argparse.ArgumentParser(prog="evidencia", description=__doc__)
     root.add_argument("--version", action="version", version=f"evidencia {version('evidencia')}")
     commands = root.add_subparsers(dest="command", required=True)
@@ -60,12 +60,19 @@ def parser() -> argparse.ArgumentParser:
     )
     admin.add_parser(commands)
     deploy.add_parser(commands)
+    commands.add_parser(
+        "launch",
+        add_help=False,
+        help="run a coding agent as AgentConnect chooses, observed by the Psychologist "
+        "(evidencia launch --help)",
+    )
     return root
 
 
 def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
     """Say what the local host will use, or fail with what to install."""
     from cli.emulator import find_jar, find_java
+    from cli.host import flow_models, model_line
     from shared.instance import settings
 
     found: dict[str, str] = {}
@@ -98,7 +105,7 @@ def probe_delivery(port: int) -> str:
     """Whether the emulator delivers trigger events to a host on `port` (checked with a
     short-lived host there); raises `HostError` when it does not."""
     from cli.emulator import Emulator
-    from cli.host import LocalHost, bind, check_delivery
+    from cli.host import HostError, LocalHost, bind, check_delivery
     from shared.instance import settings
 
     try:
@@ -117,6 +124,19 @@ def probe_delivery(port: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["launch"]:
+        from cli import launch
+
+        return launch.main(argv[1:])
+    return run(argv)
+
+
+def run(argv: list[str]) -> int:
+    from cli import admin, deploy
+    from cli.emulator import EmulatorError
+    from cli.host import HostError
+
     args = parser().parse_args(argv)
     try:
         if args.command == "serve":

@@ -1,0 +1,761 @@
+"""`evidencia launch`: run a coding agent the way AgentConnect chose, observed by the
+Psychologist, treated by its trial, ended truthfully.
+
+    evidencia launch --org ORG --agent AGENT [--title TEXT] [--input JSON] [--json]
+                     [-- ARGS FOR THE AGENT...]
+
+`EVIDENCIA_URL` and `EVIDENCIA_TOKEN` (one token with `agent:connect` and
+`agent:psychologist`) come from the environment. The launcher is a client of the public
+API over HTTP and imports nothing from `functions/`:
+
+1. starts an AgentConnect session under a new UUID and reads the agent's outcome source;
+2. waits for the frozen evaluation (progress on stderr), giving up after the worker's
+   lease and a margin (`EVIDENCIA_LAUNCH_WAIT_S`, 210 s), having run nothing;
+3. maps the target onto the runtime's own flags through `RUNTIMES` (a permission mode
+   the runtime has no equal for is refused, never raised), adds a treatment arm's
+   suggestion to the agent's instructions, and sets its telemetry to the linked
+   project's OTLP endpoints under the linked agent name, the bearer in the environment
+   only;
+4. logs one `session.started` event to the linked project, so that the session exists
+   there whatever the agent's telemetry does, runs the agent, forwards SIGINT and SIGTERM
+   to it, and ends the session by how it exited: `closed`, or `closed_abnormally` with
+   `exit_code_N` or `signal_NAME` (`runtime_unavailable`, `target_unsupported` when it
+   could not run); then exits with the agent's status.
+
+The launcher's own exit codes, when the agent did not run: 2 for a usage error or an
+argument that would override a chosen setting, 125 when the API refused or the choice was
+not frozen in time, 126 when the runtime could not run the target, 127 when the runtime
+is not installed. A signal's end is 128 + its number, as a shell reports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http import HTTPStatus
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from ulid import ULID
+
+WAIT_S = 210.0
+"""AgentConnect's worker lease (180 s by default, `AGENTCONNECT_LEASE_SECONDS`) and a
+margin: an evaluation still not frozen by then is not waited for."""
+FIRST_POLL_S, LONGEST_POLL_S = 0.1, 0.5
+"""The wait reads the evaluation after 0.1 s, then 1.5 times later each time, at most
+every 0.5 s: one read per poll, at most half a second late."""
+PROGRESS_EVERY_S = 5.0
+HTTP_TIMEOUT_S = 30.0
+USAGE, API_FAILED, UNSUPPORTED, NOT_INSTALLED = 2, 125, 126, 127
+CONTEXT_FILE = "GEMINI.md"
+SESSION_STARTED = "session.started"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How one runtime takes a target: its executable, the flags each chosen setting maps
+    onto, how it takes extra instructions and how it is told where its telemetry goes."""
+
+    name: str
+    """The target's `runtime`."""
+    label: str
+    executable: str
+    """Found on PATH unless `override` names another."""
+    override: str
+    model: str
+    permission: str
+    permission_modes: Mapping[str, str]
+    """AgentConnect's permission mode → the runtime's own; a mode not here is refused."""
+    session: str
+    effort: str | None
+    """The effort flag; None: the runtime has no such setting (said in the summary)."""
+    efforts: frozenset[str]
+    """The values the effort flag takes (the runtime ignores any other)."""
+    fast_mode: str | None
+    """The fast-mode flag, `on` or `off`; None: the runtime has none (said so)."""
+    instructions: str
+    """`append`: a flag taking the text (`append_flag`); `context`: a folder holding a
+    context file the runtime loads (`context_flag`), made for the run and removed after."""
+    instructions_flag: str
+    overriding: frozenset[str]
+    """Agent arguments refused after `--`: each would override a chosen setting, the
+    session or its telemetry. A prefix ending in `-` refuses every flag it begins."""
+    telemetry: Mapping[str, str]
+    """Environment turning the runtime's own OTLP export on (logs, metrics, traces)."""
+    endpoint_variable: str
+    """The variable naming the OTLP base URL (`…/v1/traces` etc. are appended)."""
+    cleared: tuple[str, ...] = ()
+    """Variables that would override a chosen setting from the environment, removed."""
+
+
+CLAUDE_CODE = Runtime(
+    name="claude-code",
+    label="Claude Code",
+    executable="claude",
+    override="EVIDENCIA_CLAUDE",
+    model="--model",
+    permission="--permission-mode",
+    permission_modes={
+        "plan": "plan",
+        "default": "default",
+        "acceptEdits": "acceptEdits",
+        "bypassPermissions": "bypassPermissions",
+    },
+    session="--session-id",
+    effort="--effort",
+    efforts=frozenset({"low", "medium", "high", "xhigh", "max"}),
+    fast_mode="--fast-mode",
+    instructions="append",
+    instructions_flag="--append-system-prompt",
+    overriding=frozenset(
+        {
+            "--model",
+            "--effort",
+            "--permission-mode",
+            "--dangerously-skip-permissions",
+            "--allow-dangerously-skip-permissions",
+            "--fast-mode",
+            "--session-id",
+            "--resume",
+            "-r",
+            "--continue",
+            "-c",
+            "--fork-session",
+            "--append-system-prompt",
+            "--append-system-prompt-file",
+        }
+    ),
+    telemetry={
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+        "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_METRICS_EXPORTER": "otlp",
+        "OTEL_TRACES_EXPORTER": "otlp",
+        "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+    },
+    endpoint_variable="OTEL_EXPORTER_OTLP_ENDPOINT",
+    cleared=("CLAUDE_CODE_EFFORT_LEVEL", "ANTHROPIC_MODEL"),
+)
+GEMINI_CLI = Runtime(
+    name="gemini-cli",
+    label="Gemini CLI",
+    executable="gemini",
+    override="EVIDENCIA_GEMINI",
+    model="--model",
+    permission="--approval-mode",
+    permission_modes={
+        "default": "default",
+        "acceptEdits": "auto_edit",
+        "bypassPermissions": "yolo",
+        "plan": "plan",
+    },
+    session="--session-id",
+    effort=None,
+    efforts=frozenset(),
+    fast_mode=None,
+    instructions="context",
+    instructions_flag="--include-directories",
+    overriding=frozenset(
+        {
+            "--model",
+            "-m",
+            "--approval-mode",
+            "--yolo",
+            "-y",
+            "--session-id",
+            "--resume",
+            "-r",
+            "--session-file",
+            "--telemetry-",
+            "--telemetry",
+        }
+    ),
+    telemetry={
+        "GEMINI_TELEMETRY_ENABLED": "true",
+        "GEMINI_TELEMETRY_TARGET": "local",
+        "GEMINI_TELEMETRY_OTLP_PROTOCOL": "http",
+        "GEMINI_TELEMETRY_TRACES_ENABLED": "true",
+        "GEMINI_TELEMETRY_LOG_PROMPTS": "true",
+    },
+    endpoint_variable="GEMINI_TELEMETRY_OTLP_ENDPOINT",
+    cleared=("GEMINI_MODEL",),
+)
+RUNTIMES: dict[str, Runtime] = {runtime.name: runtime for runtime in (CLAUDE_CODE, GEMINI_CLI)}
+"""The mapping table: a target's runtime → how it is run (docs/agentconnect.md#the-launcher)."""
+
+
+class LaunchError(Exception):
+    """The launcher stops, with a sentence for stderr and its exit code."""
+
+    def __init__(self, message: str, code: int = API_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class UnsupportedTargetError(Exception):
+    """The runtime cannot run this target as chosen."""
+
+
+# -- pure decisions -------------------------------------------------------------------
+
+
+def flag_name(arg: str) -> str | None:
+    """The flag an agent argument sets (`--model=x` → `--model`), None for a value."""
+    if not arg.startswith("-") or arg == "-":
+        return None
+    return arg.split("=", 1)[0]
+
+
+def refused_argument(args: Sequence[str], runtimes: Sequence[Runtime]) -> str | None:
+    """The sentence refusing the first argument that would override a setting the launcher
+    chooses on any of `runtimes`, else None."""
+    for arg in args:
+        name = flag_name(arg)
+        if name is None:
+            continue
+        for runtime in runtimes:
+            refused = name in runtime.overriding or any(
+                prefix.endswith("-") and name.startswith(prefix) for prefix in runtime.overriding
+            )
+            if refused:
+                return (
+                    f"{arg.split('=', 1)[0]} is refused: it would override what the launcher "
+                    f"sets for {runtime.label} (the chosen model, effort, permission mode, fast "
+                    "mode, session, suggestion or telemetry), and the recorded choice must be "
+                    "what ran."
+                )
+    return None
+
+
+def agent_command(
+    runtime: Runtime, executable: str, target: Mapping[str, Any], session_id: str
+) -> tuple[list[str], list[str]]:
+    """The agent's command before its own arguments, and what of the target the runtime
+    has no setting for (said in the summary). Raises `UnsupportedTargetError` for a permission mode
+    the runtime has no equal for, or an effort its flag does not take."""
+    mode = target["permissionMode"]
+    mapped = runtime.permission_modes.get(mode)
+    if mapped is None:
+        raise UnsupportedTargetError(
+            f"{runtime.label} has no permission mode equal to {mode}, and the launcher "
+            "never runs an agent with a freer one"
+        )
+    command = [executable, runtime.model, target["model"], runtime.permission, mapped]
+    command += [runtime.session, session_id]
+    not_applied: list[str] = []
+    if runtime.effort is None:
+        not_applied.append(f"effort {target['effort']}: {runtime.label} has no effort setting")
+    elif target["effort"] not in runtime.efforts:
+        raise UnsupportedTargetError(
+            f"{runtime.label} takes effort {', '.join(sorted(runtime.efforts))}, "
+            f"not {target['effort']}"
+        )
+    else:
+        command += [runtime.effort, target["effort"]]
+    if runtime.fast_mode is None:
+        if target["fastMode"]:
+            not_applied.append(f"fast mode: {runtime.label} has no fast mode")
+    else:
+        command += [runtime.fast_mode, "on" if target["fastMode"] else "off"]
+    return command, not_applied
+
+
+def instructions_args(runtime: Runtime, suggestion: str, folder: Path | None) -> list[str]:
+    """The arguments adding a treatment arm's suggestion to the agent's instructions;
+    `folder` is where a context file was written for a `context` runtime."""
+    if not suggestion:
+        return []
+    if runtime.instructions == "append":
+        return [runtime.instructions_flag, suggestion]
+    if folder is None:
+        raise UnsupportedTargetError(f"{runtime.label} takes a suggestion in a context file")
+    return [runtime.instructions_flag, str(folder)]
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """Where the agent's telemetry goes: the linked project and agent name."""
+
+    base_url: str
+    project: str
+    agent: str
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url}/projects/{urllib.parse.quote(self.project)}/otlp"
+
+
+def agent_environment(
+    base: Mapping[str, str], runtime: Runtime, telemetry: Telemetry | None, token: str
+) -> dict[str, str]:
+    """The agent's environment: the caller's, without what would override a chosen
+    setting and without the launcher's own token variable, plus the runtime's telemetry
+    settings when a project is linked (the bearer in OTEL_EXPORTER_OTLP_HEADERS only)."""
+    cleared = {*runtime.cleared, "EVIDENCIA_TOKEN"}
+    env = {name: value for name, value in base.items() if name not in cleared}
+    if telemetry is None:
+        return env
+    env.update(runtime.telemetry)
+    env[runtime.endpoint_variable] = telemetry.endpoint
+    # A literal space: the JavaScript exporters of Claude Code and Gemini CLI do not decode
+    # `%20` in this list (a URL-safe token needs no escaping).
+    env["OTEL_EXPORTER_OTLP_HEADERS"] = "Authorization=Bearer " + urllib.parse.quote(token)
+    attribute = "gen_ai.agent.name=" + urllib.parse.quote(telemetry.agent)
+    earlier = base.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    kept = [pair for pair in earlier.split(",") if pair and not pair.startswith("gen_ai.agent")]
+    env["OTEL_RESOURCE_ATTRIBUTES"] = ",".join([*kept, attribute])
+    return env
+
+
+def route_of(evaluation: Mapping[str, Any]) -> str:
+    """How the target was reached: `rule`, `explored`, `default` or `fallback`."""
+    if str(evaluation.get("reason", "")).startswith("explored"):
+        return "explored"
+    return {"selected": "rule", "defaulted": "default"}.get(evaluation["outcome"], "fallback")
+
+
+def end_of(returncode: int) -> tuple[str, str | None]:
+    """The Psychologist session's end for the agent's exit: (state, cause)."""
+    if returncode == 0:
+        return "closed", None
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"sig{-returncode}"
+        return "closed_abnormally", f"signal_{name.lower()}"
+    return "closed_abnormally", f"exit_code_{returncode}"
+
+
+def exit_status(returncode: int) -> int:
+    """The launcher's exit status for the agent's: a signal's is 128 + its number."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def default_title(args: Sequence[str]) -> str:
+    """The session's title when none is given: the agent's `-p` prompt, else a name."""
+    for index, arg in enumerate(args):
+        if arg in ("-p", "--prompt", "--print") and index + 1 < len(args):
+            prompt = " ".join(args[index + 1].split())
+            if prompt:
+                return prompt[:500]
+        if arg.startswith("--prompt="):
+            return arg.split("=", 1)[1][:500] or "evidencia launch"
+    return "evidencia launch"
+
+
+@dataclass
+class Plan:
+    """What was chosen and how it runs, for the summary line."""
+
+    session_id: str
+    seq: int
+    target: dict[str, Any]
+    route: str
+    trials: list[dict[str, Any]]
+    telemetry: Telemetry | None
+    not_applied: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        target = self.target
+        runtime = RUNTIMES.get(target["runtime"])
+        settings = [target["model"]]
+        if runtime is not None and runtime.effort is not None:
+            settings.append(f"effort {target['effort']}")
+        mode = target["permissionMode"]
+        mapped = runtime.permission_modes.get(mode) if runtime else None
+        settings.append(
+            f"{runtime.permission} {mapped}"
+            if runtime and mapped and mapped != mode
+            else f"permission mode {mode}"
+        )
+        if runtime is not None and runtime.fast_mode is not None:
+            settings.append(f"fast mode {'on' if target['fastMode'] else 'off'}")
+        settings += [f"{reason}, not applied" for reason in self.not_applied]
+        trials = ", ".join(f"trial {t['trialId']} {t['arm']}" for t in self.trials) or "no trial"
+        where = (
+            f"telemetry to project {self.telemetry.project} as {self.telemetry.agent}"
+            if self.telemetry
+            else "no telemetry: the agent has no outcome source linked"
+        )
+        return (
+            f"evidencia launch: {target['runtime']} ({'; '.join(settings)}) by {self.route}; "
+            f"{trials}; {where}; session {self.session_id}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "event": "launched",
+            "sessionId": self.session_id,
+            "seq": self.seq,
+            "target": self.target,
+            "route": self.route,
+            "trials": [{"trialId": t["trialId"], "arm": t["arm"]} for t in self.trials],
+            "telemetry": {"projectId": self.telemetry.project, "agent": self.telemetry.agent}
+            if self.telemetry
+            else None,
+            "notApplied": self.not_applied,
+        }
+
+
+# -- the API ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Api:
+    base_url: str
+    token: str
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, Any]:
+        """(status, parsed JSON body or None); raises `LaunchError` when no host answers."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(  # noqa: S310 - the operator's own EVIDENCIA_URL
+            self.base_url + path, data=data, method=method
+        )
+        request.add_header("Authorization", f"Bearer {token or self.token}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as reply:  # noqa: S310
+                return reply.status, _json(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, _json(error.read())
+        except OSError as error:
+            raise LaunchError(f"no Evidencia host answered at {self.base_url}: {error}") from error
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def refusal(what: str, status: int, body: Any) -> LaunchError:
+    said = body.get("message") if isinstance(body, dict) else None
+    return LaunchError(f"{what} was refused ({status}): {said or 'no message'}")
+
+
+# -- the launch -------------------------------------------------------------------------
+
+
+@dataclass
+class Launcher:
+    api: Api
+    org: str
+    agent: str
+    environ: Mapping[str, str]
+    stderr: IO[str]
+    as_json: bool = False
+    cwd: Path | None = None
+    new_id: Callable[[], str] = field(default_factory=lambda: lambda: str(uuid.uuid4()))
+    wait_s: float = WAIT_S
+
+    def say(self, text: str, data: dict[str, Any] | None = None) -> None:
+        if self.as_json and data is not None:
+            print(json.dumps(data), file=self.stderr, flush=True)
+        elif not self.as_json:
+            print(text, file=self.stderr, flush=True)
+
+    def agent_path(self, suffix: str) -> str:
+        org, agent = urllib.parse.quote(self.org), urllib.parse.quote(self.agent)
+        return f"/v1/orgs/{org}/agents/{agent}{suffix}"
+
+    def start(self, title: str, task: dict[str, Any]) -> dict[str, Any]:
+        session_id = self.new_id()
+        body = {"sessionId": session_id, "title": title, "input": task}
+        status, started = self.api.call("POST", self.agent_path("/sessions"), body)
+        if status != HTTPStatus.ACCEPTED:
+            raise refusal("Starting the AgentConnect session", status, started)
+        result: dict[str, Any] = started
+        return result
+
+    def outcome_source(self) -> Telemetry | None:
+        status, source = self.api.call("GET", self.agent_path("/outcome-source"))
+        if status == HTTPStatus.NOT_FOUND:
+            return None
+        if status != HTTPStatus.OK:
+            raise refusal("Reading the agent's outcome source", status, source)
+        return Telemetry(self.api.base_url, source["projectId"], source["agent"])
+
+    def frozen(self, seq: int, session_token: str) -> dict[str, Any]:
+        """The frozen evaluation, read with the session's own token until it is frozen."""
+        path = self.agent_path(f"/model-evaluations/{seq}")
+        started = time.monotonic()
+        deadline, said = started + self.wait_s, started
+        pause = FIRST_POLL_S
+        self.say(f"evidencia launch: waiting for the choice of session seq {seq}")
+        while True:
+            status, body = self.api.call("GET", path, token=session_token)
+            if status == HTTPStatus.OK:
+                evaluation: dict[str, Any] = body
+                return evaluation
+            if status != HTTPStatus.CONFLICT:
+                raise refusal("Reading the evaluation", status, body)
+            now = time.monotonic()
+            if now + pause > deadline:
+                raise LaunchError(
+                    f"the choice was not frozen within {self.wait_s:g} s (the worker's lease "
+                    "and a margin); nothing was run"
+                )
+            if now - said >= PROGRESS_EVERY_S:
+                said = now
+                self.say(f"evidencia launch: still waiting ({now - started:.0f} s)")
+            time.sleep(pause)
+            pause = min(pause * 1.5, LONGEST_POLL_S)
+
+    def log_start(self, telemetry: Telemetry, plan: Plan) -> None:
+        """One `session.started` event, so that the session exists in the project (its
+        end needs it) whatever the agent's own telemetry does."""
+        event = {
+            "id": str(ULID()),
+            "agent": telemetry.agent,
+            "type": SESSION_STARTED,
+            "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "data": {
+                "launcher": "evidencia launch",
+                "seq": plan.seq,
+                "runtime": plan.target["runtime"],
+                "model": plan.target["model"],
+                "route": plan.route,
+            },
+        }
+        path = self.session_path(telemetry, plan.session_id, "/events")
+        status, body = self.api.call("POST", path, {"events": [event]})
+        if status != HTTPStatus.OK:
+            raise refusal(f"Logging the session to project {telemetry.project}", status, body)
+
+    def session_path(self, telemetry: Telemetry, session_id: str, suffix: str) -> str:
+        project, session = urllib.parse.quote(telemetry.project), urllib.parse.quote(session_id)
+        return f"/projects/{project}/sessions/{session}{suffix}"
+
+    def end(self, plan: Plan, state: str, cause: str | None, exit_code: int | None) -> None:
+        if plan.telemetry is not None:
+            body = {"state": state, **({"cause": cause} if cause else {})}
+            path = self.session_path(plan.telemetry, plan.session_id, "/end")
+            status, reply = self.api.call("POST", path, body)
+            if status not in (HTTPStatus.OK, HTTPStatus.CONFLICT):
+                said = reply.get("message") if isinstance(reply, dict) else None
+                self.say(f"evidencia launch: ending the session failed ({status}): {said}")
+        ended = f"{state}{f' ({cause})' if cause else ''}"
+        where = "" if plan.telemetry else " (not logged: no outcome source)"
+        self.say(
+            f"evidencia launch: the session ended {ended}{where}",
+            {
+                "event": "ended",
+                "sessionId": plan.session_id,
+                "state": state,
+                "cause": cause,
+                "exitCode": exit_code,
+                "logged": plan.telemetry is not None,
+            },
+        )
+
+    def executable(self, runtime: Runtime) -> str:
+        chosen = self.environ.get(runtime.override)
+        if chosen:
+            if not os.access(chosen, os.X_OK):
+                raise LaunchError(f"{runtime.override}={chosen} is not executable", NOT_INSTALLED)
+            return chosen
+        found = shutil.which(runtime.executable, path=self.environ.get("PATH", os.defpath))
+        if found is None:
+            raise LaunchError(
+                f"{runtime.label} ({runtime.executable}) is not on PATH; install it, or name "
+                f"it with {runtime.override}",
+                NOT_INSTALLED,
+            )
+        return found
+
+    def launch(self, title: str | None, task: dict[str, Any], agent_args: Sequence[str]) -> int:
+        refused = refused_argument(agent_args, list(RUNTIMES.values()))
+        if refused is not None:
+            raise LaunchError(refused, USAGE)
+        started = self.start(title or default_title(agent_args), task)
+        telemetry = self.outcome_source()
+        evaluation = self.frozen(started["seq"], started["sessionToken"])
+        target: dict[str, Any] = evaluation["target"]
+        plan = Plan(
+            started["sessionId"],
+            started["seq"],
+            target,
+            route_of(evaluation),
+            started["trials"],
+            telemetry,
+        )
+        runtime = RUNTIMES.get(target["runtime"])
+        if runtime is None:
+            known = ", ".join(RUNTIMES)
+            reason = f"no runtime named {target['runtime']} (the launcher runs {known})"
+            return self.unable(plan, reason, "runtime_unavailable", NOT_INSTALLED)
+        try:
+            executable = self.executable(runtime)
+            command, plan.not_applied = agent_command(runtime, executable, target, plan.session_id)
+        except UnsupportedTargetError as error:
+            return self.unable(plan, str(error), "target_unsupported", UNSUPPORTED)
+        except LaunchError as error:
+            return self.unable(plan, str(error), "runtime_unavailable", error.code)
+        if telemetry is not None:
+            self.log_start(telemetry, plan)
+        self.say(plan.summary(), plan.as_json())
+        suggestion = "\n\n".join(
+            t["sugestao"] for t in plan.trials if t["arm"] == "treatment" and t["sugestao"]
+        )
+        with tempfile.TemporaryDirectory(prefix="evidencia-launch-") as folder:
+            context = Path(folder)
+            if suggestion and runtime.instructions == "context":
+                (context / CONTEXT_FILE).write_text(suggestion + "\n")
+            command += instructions_args(runtime, suggestion, context)
+            command += list(agent_args)
+            env = agent_environment(self.environ, runtime, telemetry, self.api.token)
+            try:
+                returncode = run_agent(command, env, self.cwd)
+            except OSError as error:
+                reason = f"{runtime.label} could not start: {error}"
+                return self.unable(plan, reason, "runtime_unavailable", UNSUPPORTED)
+        state, cause = end_of(returncode)
+        self.end(plan, state, cause, returncode)
+        return exit_status(returncode)
+
+    def unable(self, plan: Plan, reason: str, cause: str, code: int) -> int:
+        """The agent could not run: say why and end the session abnormally."""
+        self.say(plan.summary(), plan.as_json())
+        self.say(
+            f"evidencia launch: {reason}",
+            {"event": "unable", "sessionId": plan.session_id, "reason": reason},
+        )
+        if plan.telemetry is not None:
+            self.log_start(plan.telemetry, plan)
+        self.end(plan, "closed_abnormally", cause, None)
+        return code
+
+
+def in_foreground() -> bool:
+    """Whether this process leads the terminal's foreground: a Ctrl-C there reaches the
+    agent (same process group) without being forwarded."""
+    try:
+        with Path("/dev/tty").open() as tty:
+            return os.tcgetpgrp(tty.fileno()) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def run_agent(command: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> int:
+    """Run the agent to its end, forwarding SIGINT and SIGTERM to it; its return code
+    (negative: the signal that ended it)."""
+    agent = subprocess.Popen(list(command), env=dict(env), cwd=cwd)
+    foreground = in_foreground()
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and foreground:
+            return
+        agent.send_signal(signum)
+
+    handled = (signal.SIGINT, signal.SIGTERM)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, forward) for sig in handled} if main_thread else {}
+    try:
+        return agent.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    command = argparse.ArgumentParser(
+        prog="evidencia launch",
+        description="Run a coding agent as AgentConnect chooses, its telemetry to the "
+        "Psychologist, its trial's suggestion applied, its session ended by its exit. "
+        "Reads EVIDENCIA_URL and EVIDENCIA_TOKEN.",
+        epilog="Arguments after -- go to the agent unchanged, except those that would "
+        "override a chosen setting, which are refused.",
+    )
+    command.add_argument("--org", required=True, help="the AgentConnect org")
+    command.add_argument("--agent", required=True, help="the agent's id in the org")
+    command.add_argument(
+        "--title", help="the session's title (default: the agent's -p prompt)", default=None
+    )
+    command.add_argument(
+        "--input", default="{}", help="the session's input, a JSON object (the task)"
+    )
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary and the end on stderr as JSON lines (stdout stays the agent's)",
+    )
+    return command
+
+
+def checked(url: str, token: str, given: str) -> dict[str, Any]:
+    """The session's input, once the settings are there; raises `LaunchError` (usage)."""
+    if not url or not token:
+        raise LaunchError(
+            "set EVIDENCIA_URL and EVIDENCIA_TOKEN (a token with agent:connect and "
+            "agent:psychologist)",
+            USAGE,
+        )
+    try:
+        task = json.loads(given)
+    except ValueError as error:
+        raise LaunchError(f"--input is not JSON: {error}", USAGE) from error
+    if not isinstance(task, dict):
+        raise LaunchError("--input must be a JSON object", USAGE)
+    return task
+
+
+def main(
+    argv: Sequence[str],
+    environ: Mapping[str, str] | None = None,
+    stderr: IO[str] | None = None,
+    cwd: Path | None = None,
+    new_id: Callable[[], str] | None = None,
+) -> int:
+    """`evidencia launch ARGV`; the agent's exit status, or the launcher's own code."""
+    argv = list(argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser().parse_args(argv[:split])
+    agent_args = argv[split + 1 :]
+    environ = os.environ if environ is None else environ
+    stderr = stderr or sys.stderr
+    url, token = environ.get("EVIDENCIA_URL", ""), environ.get("EVIDENCIA_TOKEN", "")
+    try:
+        task = checked(url, token, args.input)
+        launcher = Launcher(
+            Api(url.rstrip("/"), token),
+            args.org,
+            args.agent,
+            environ,
+            stderr,
+            as_json=args.json,
+            cwd=cwd,
+            wait_s=float(environ.get("EVIDENCIA_LAUNCH_WAIT_S", WAIT_S)),
+        )
+        if new_id is not None:
+            launcher.new_id = new_id
+        return launcher.launch(args.title, task, agent_args)
+    except LaunchError as error:
+        if args.json:
+            print(json.dumps({"event": "error", "message": str(error)}), file=stderr)
+        else:
+            print(f"evidencia launch: {error}", file=stderr)
+        return error.code

@@ -1,0 +1,219 @@
+"""`evidencia launch` driven in this process against the local host, with the real coding
+agents behind recording wrappers: a script named `claude` / `gemini`, first on PATH, that
+writes its argv and the names of its environment variables, then runs the real CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli import launch
+from cli.anthropic_stand_in import AnthropicTestServer
+from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply
+from functions.outcomes.trials import arm_of
+from tests.agentconnect.conftest import AGENT, FIRST, selection_with
+from tests.agents import claude, gemini
+from tests.api import document, wait_for
+from tests.loop.linked import Loop
+
+CLAUDE_TARGET = {
+    "runtime": "claude-code",
+    "model": "claude-sonnet-4-6",
+    "effort": "high",
+    "permissionMode": "bypassPermissions",
+    "fastMode": False,
+}
+"""A model that takes effort: Claude Code 2.1.332 sends `output_config.effort` for it."""
+GEMINI_TARGET = {
+    "runtime": "gemini-cli",
+    "model": "gemini-3.1-pro-preview",
+    "effort": "medium",
+    "permissionMode": "bypassPermissions",
+    "fastMode": False,
+}
+LAUNCHED = selection_with(
+    decision={
+        "decisionId": FIRST,
+        "question": {"type": "boolean", "instructions": "Does the task need deep reasoning?"},
+        "rules": [{**CLAUDE_TARGET, "when": {"type": "boolean", "thresholds": {"true": 0.8}}}],
+    },
+    steps=[],
+    default=GEMINI_TARGET,
+)
+"""A title with "deep" runs Claude Code (rule 1), any other Gemini CLI (the default)."""
+BOTH = ("agent:connect", "agent:psychologist")
+
+WRAPPER = """#!{python}
+import json, os, sys, time
+record = {{"argv": sys.argv[1:], "env": sorted(os.environ)}}
+name = "{name}-%d.json" % time.time_ns()
+with open(os.path.join({records!r}, name), "w") as out:
+    json.dump(record, out)
+os.execv({real!r}, [{real!r}, *sys.argv[1:]])
+"""
+
+
+@pytest.fixture(scope="module")
+def anthropic() -> Iterator[AnthropicTestServer]:
+    claude.ensure_installed()
+    server = AnthropicTestServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gemini_model() -> Iterator[GeminiTestServer]:
+    """Gemini CLI's model: a stand-in of its own, apart from the one AgentConnect asks."""
+    gemini.gemini_cli()
+    server = GeminiTestServer().start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Launched:
+    """One launch: its exit status, what it said on stderr and what the wrapper saw."""
+
+    code: int
+    stderr: str
+    session_id: str
+    records: list[dict[str, Any]]
+
+    @property
+    def argv(self) -> list[str]:
+        assert len(self.records) == 1, self.records
+        argv: list[str] = self.records[0]["argv"]
+        return argv
+
+    def flag(self, name: str) -> str:
+        argv = self.argv
+        assert name in argv, (name, argv)
+        return argv[argv.index(name) + 1]
+
+
+@dataclass
+class Launch:
+    """Launch agents of a linked org as `lee`, a member of the org and the project."""
+
+    loop: Loop
+    token: str
+    claude_model: AnthropicTestServer
+    gemini_model: GeminiTestServer
+    home: Path
+    records: Path
+    bin: Path
+    work: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def environment(self) -> dict[str, str]:
+        base = {name: os.environ[name] for name in ("LANG", "TZ") if name in os.environ}
+        return {
+            **base,
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "ANTHROPIC_BASE_URL": self.claude_model.url,
+            "ANTHROPIC_API_KEY": claude.DUMMY_KEY,
+            **claude.QUIET,
+            "GEMINI_API_KEY": "stand-in-key",
+            "GOOGLE_GEMINI_BASE_URL": self.gemini_model.url,
+            "NO_COLOR": "1",
+            "EVIDENCIA_URL": self.loop.connect.api.base_url,
+            "EVIDENCIA_TOKEN": self.token,
+            **self.extra_env,
+        }
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        title: str | None = None,
+        session_id: str | None = None,
+        args: tuple[str, ...] = ("--output-format", "json"),
+        as_json: bool = False,
+    ) -> Launched:
+        session = session_id or str(uuid.uuid4())
+        before = set(self.records.iterdir())
+        argv = ["--org", self.loop.connect.org, "--agent", AGENT]
+        argv += ["--title", title] if title else []
+        argv += ["--json"] if as_json else []
+        argv += ["--", "-p", prompt, *args]
+        stderr = io.StringIO()
+        code = launch.main(
+            argv, environ=self.environment(), stderr=stderr, cwd=self.work, new_id=lambda: session
+        )
+        records = [json.loads(p.read_text()) for p in sorted(set(self.records.iterdir()) - before)]
+        return Launched(code, stderr.getvalue(), session, records)
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        return document(f"projects/{self.loop.project}/sessions/{session_id}")
+
+    def settled_analysis(self, session_id: str) -> dict[str, Any]:
+        analysis = self.session(session_id)["analysis_id"]
+        api, path = self.loop.connect.api, f"/projects/{self.loop.project}/analyses/{analysis}"
+
+        def settled() -> dict[str, Any] | None:
+            body: dict[str, Any] = api.call("GET", path, token=self.loop.logger).json()
+            return body if body["status"] in ("completed", "failed") else None
+
+        result: dict[str, Any] = wait_for(settled)
+        return result
+
+
+def wrap(bin_dir: Path, name: str, real: Path, records: Path) -> None:
+    script = bin_dir / name
+    script.write_text(
+        WRAPPER.format(python=sys.executable, name=name, records=str(records), real=str(real))
+    )
+    script.chmod(0o755)
+
+
+def session_in(arm: str, trial: str, share: float = 0.5) -> str:
+    """A new session id that the trial assigns to `arm`."""
+    while True:
+        candidate = str(uuid.uuid4())
+        if str(arm_of(trial, candidate, share)) == arm:
+            return candidate
+
+
+def plain_text(text: str) -> Callable[[Recorded], Reply]:
+    return lambda _recorded: Reply(text=text)
+
+
+@pytest.fixture
+def launcher(
+    loop: Loop,
+    anthropic: AnthropicTestServer,
+    gemini_model: GeminiTestServer,
+    tmp_path: Path,
+) -> Iterator[Launch]:
+    """The launched selection configured and linked, the stand-ins reset, the wrappers on
+    PATH, and a token with both capabilities for a member of the org and the project."""
+    connect = loop.connect
+    assert connect.configure(LAUNCHED).status_code == 201
+    assert loop.link().status_code == 200
+    world = connect.world
+    world.member(connect.org, "lee", "member")
+    world.member(loop.project, "lee", "member")
+    token, _ = world.token("lee", capabilities=BOTH)
+    anthropic.reset()
+    gemini_model.reset()
+    gemini_model.respond_with(plain_text("Done."))
+    home, records, bin_dir, work = (tmp_path / name for name in ("home", "rec", "bin", "work"))
+    for folder in (home, records, bin_dir, work):
+        folder.mkdir()
+    gemini.write_settings(home, None)
+    wrap(bin_dir, "claude", claude.ensure_installed(), records)
+    wrap(bin_dir, "gemini", gemini.gemini_cli(), records)
+    yield Launch(loop, token, anthropic, gemini_model, home, records, bin_dir, work)
+    gemini_model.reset()
+    anthropic.reset()
