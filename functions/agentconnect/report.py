@@ -64,6 +64,7 @@ from functions.outcomes.estimators import (
     weighted,
     wilson,
 )
+from functions.outcomes.means import Mean, mean_interval
 from shared.errors import ApiError, ErrorCode, not_found
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow
@@ -433,6 +434,8 @@ class Counts:
     recorded: int = 0
     by_target: dict[str, list[int]] = field(default_factory=dict)
     by_route: dict[tuple[str, str], int] = field(default_factory=dict)
+    spent: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per target, the sums over its joined sessions whose tokens were reported."""
     explored: list[Explored] = field(default_factory=list)
 
 
@@ -460,12 +463,15 @@ def _counts(
             )
             for key, route in routes
         ]
+        tasks += [_sums_of(_spent_query(base, key)) for key in targets]
         explored_query = _explored_query(base)
         tasks.append(lambda: _explored(explored_query))
     found = _in_parallel(tasks)
     if source is None:
         return Counts(started=found[0])
-    cells = found[2 : 2 + PER_TARGET * len(targets)]
+    routes_start = 2 + PER_TARGET * len(targets)
+    spent_start = routes_start + len(routes)
+    cells = found[2:routes_start]
     return Counts(
         started=found[0],
         recorded=found[1],
@@ -473,9 +479,46 @@ def _counts(
             key: cells[index * PER_TARGET : (index + 1) * PER_TARGET]
             for index, key in enumerate(targets)
         },
-        by_route=dict(zip(routes, found[2 + PER_TARGET * len(targets) : -1], strict=True)),
+        by_route=dict(zip(routes, found[routes_start:spent_start], strict=True)),
+        spent=dict(zip(targets, found[spent_start:-1], strict=True)),
         explored=found[-1],
     )
+
+
+SPENT_FIELDS = ("tokens", "tokens_sq", "cost_usd", "cost_usd_sq")
+
+
+def _spent_query(base: Any, key: str) -> Any:
+    """A target's joined sessions whose telemetry reported their tokens."""
+    return base.where(filter=FieldFilter(f"{SELECTION}.target_key", "==", key)).where(
+        filter=FieldFilter("usage_reported", "==", 1)
+    )
+
+
+def _sums_of(query: Any) -> Callable[[], dict[str, float]]:
+    """One aggregation query: how many, and the sum of each spent field."""
+
+    def run() -> dict[str, float]:
+        aggregation = query.count(alias="sessions")
+        for name in SPENT_FIELDS:
+            aggregation = aggregation.sum(name, alias=name)
+        [results] = aggregation.get()
+        return {result.alias: float(result.value or 0) for result in results}
+
+    return run
+
+
+def _mean_view(found: Mean) -> dict[str, float | None]:
+    return {"mean": rounded(found.mean), "low": rounded(found.low), "high": rounded(found.high)}
+
+
+def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
+    """A target's mean tokens and cost per joined session that reported them, with 95%
+    intervals."""
+    sessions = int(sums.get("sessions", 0))
+    tokens = mean_interval(sessions, sums.get("tokens", 0.0), sums.get("tokens_sq", 0.0))
+    cost = mean_interval(sessions, sums.get("cost_usd", 0.0), sums.get("cost_usd_sq", 0.0))
+    return {"sessions": sessions, "tokens": _mean_view(tokens), "costUsd": _mean_view(cost)}
 
 
 def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> dict[str, Any]:
@@ -495,6 +538,7 @@ def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> 
             for (of_target, route), count in counts.by_route.items()
             if of_target == key and count
         ],
+        "spent": _spent_view(counts.spent.get(key, {})),
     }
 
 

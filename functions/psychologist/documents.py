@@ -245,7 +245,22 @@ class Analysis(TypedDict):
     hypothesis_ids: NotRequired[list[str]]
 
 
-class Outcome(TypedDict):
+class Spent(TypedDict):
+    """What a session's telemetry says it spent, as its outcome records keep it: totals and
+    their squares, which the selection report sums into a mean and its interval."""
+
+    usage_reported: int
+    """1 when the session's telemetry reported its tokens (then the four below are set)."""
+    tokens: NotRequired[int]
+    """The session's input and output tokens (cached input included), as its telemetry
+    reported them (`sessions.usage`, else `metered`)."""
+    tokens_sq: NotRequired[float]
+    cost_usd: NotRequired[float]
+    """0 when the source reports tokens but no cost."""
+    cost_usd_sq: NotRequired[float]
+
+
+class Outcome(Spent):
     """`projects/{p}/outcomes/{session}-{agent hash}`: what one agent's part of an ended
     session came to, kept as long as hypotheses (the log is gone after a day), with no user
     or model text: how the session ended and why, the agent's event count, its signals by

@@ -41,6 +41,7 @@ from functions.psychologist.documents import (
     Session,
     SessionState,
     Signal,
+    Spent,
 )
 from functions.psychologist.ingestion import latest_versions
 from functions.psychologist.lifecycle import LIFECYCLE
@@ -528,11 +529,28 @@ def session_outcomes(
             "analysis_id": analysis["id"],
             "hypothesis_ids": [h["id"] for h in stored if h["agenteAlvo"] == agent],
             "model_versions": versions,
+            **spent(session),
             "analysed_at": now,
             "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
         }
         for agent, count in work.agent_events.most_common(OUTCOME_AGENTS)
     ]
+
+
+def spent(session: Session) -> Spent:
+    """What the session's telemetry says it spent, as its outcome records keep it."""
+    usage = session.get("usage") or session.get("metered") or {}
+    if "input_tokens" not in usage and "output_tokens" not in usage:
+        return {"usage_reported": 0}
+    tokens = int(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
+    cost = float(usage.get("cost_usd", 0.0))
+    return {
+        "usage_reported": 1,
+        "tokens": tokens,
+        "tokens_sq": float(tokens) * tokens,
+        "cost_usd": cost,
+        "cost_usd_sq": cost * cost,
+    }
 
 
 def outcome_changes(outcome: Outcome) -> Changes:

@@ -55,6 +55,42 @@ class Loop:
         body: dict[str, Any] = reply.json()
         return body
 
+    def report_usage(self, session: str, tokens: tuple[int, int], cost_usd: float) -> None:
+        """One model request's tokens and cost, as Claude Code's `api_request` log says it."""
+        attributes = {
+            "session.id": session,
+            "event.name": "api_request",
+            "request_id": f"req-{session}",
+            "input_tokens": tokens[0],
+            "output_tokens": tokens[1],
+            "cost_usd": cost_usd,
+        }
+        record: dict[str, Any] = {
+            "timeUnixNano": "1796264848447000000",
+            "body": {"stringValue": "claude_code.api_request"},
+            "attributes": [
+                {"key": name, "value": {"stringValue": str(value)}}
+                for name, value in attributes.items()
+            ],
+        }
+        resource = [
+            {"key": "service.name", "value": {"stringValue": "claude-code"}},
+            {"key": "gen_ai.agent.name", "value": {"stringValue": AGENT_NAME}},
+        ]
+        body: dict[str, Any] = {
+            "resourceLogs": [
+                {"resource": {"attributes": resource}, "scopeLogs": [{"logRecords": [record]}]}
+            ]
+        }
+        reply = self.connect.api.session.post(
+            f"{self.connect.api.base_url}/projects/{self.project}/otlp/v1/logs",
+            json=body,
+            headers={"Authorization": f"Bearer {self.logger}"},
+            timeout=30,
+        )
+        assert reply.status_code == 200, reply.text
+        assert reply.json() == {}, reply.text
+
     def log_and_end(
         self, session: str, state: str, agent: str = AGENT_NAME, reopened: bool = False
     ) -> None:

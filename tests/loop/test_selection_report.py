@@ -74,6 +74,38 @@ def test_a_linked_agents_report_counts_exactly_what_was_sent(loop: Loop) -> None
     assert report["recommendation"] is None
 
 
+def test_the_report_says_what_a_targets_sessions_cost_on_average_with_an_interval(
+    loop: Loop,
+) -> None:
+    """Three sessions on one target report their tokens and cost through their telemetry
+    (Claude Code's api_request log); one on the other target reports none. The report
+    serves each target's mean tokens and cost per reporting session, with intervals, and
+    says that the other has none to show."""
+    assert loop.link().status_code == 200
+    spent = [(1000, 100, 0.01), (2000, 200, 0.02), (3000, 300, 0.03)]
+    for number, (tokens_in, tokens_out, cost) in enumerate(spent, start=1):
+        started = loop.connect.start(f"deep-{number}", sessionId=f"s-deep-{number}")
+        loop.connect.frozen(started["seq"])
+        loop.report_usage(started["sessionId"], (tokens_in, tokens_out), cost)
+        loop.log_and_end(started["sessionId"], "closed")
+    plain = loop.connect.start("plain-1", sessionId="s-plain-1")
+    loop.connect.frozen(plain["seq"])
+    loop.log_and_end(plain["sessionId"], "closed")
+
+    targets = {t["targetKey"]: t for t in loop.report()["targets"]}
+    pro, default = targets[key(PRO)]["spent"], targets[key(DEFAULT)]["spent"]
+    assert pro["sessions"] == 3
+    assert pro["tokens"]["mean"] == pytest.approx(2200)
+    assert pro["tokens"]["low"] < 2200 < pro["tokens"]["high"]
+    assert pro["costUsd"]["mean"] == pytest.approx(0.02)
+    assert pro["costUsd"]["low"] < 0.02 < pro["costUsd"]["high"]
+    assert default == {
+        "sessions": 0,
+        "tokens": {"mean": None, "low": None, "high": None},
+        "costUsd": {"mean": None, "low": None, "high": None},
+    }
+
+
 def test_an_agent_cannot_be_linked_to_a_project_its_admin_cannot_view(loop: Loop) -> None:
     foreign = loop.connect.world.tenant("project")
     refused = loop.link(project=foreign)
