@@ -241,6 +241,8 @@ class Analysis(TypedDict):
     rejected: NotRequired[list[Rejected]]
     """As stored: within a byte budget (see `worker.stored_rejections`)."""
     rejected_count: NotRequired[int]
+    session_usage: NotRequired[dict[str, object] | None]
+    """The session's tokens and cost when the analysis settled (`views.usage_view`)."""
     """Every rejection, the stored and the ones the budget left out."""
     hypothesis_ids: NotRequired[list[str]]
 
@@ -458,3 +460,4 @@ class AnalysisView(TypedDict):
     hypothesisIds: list[str]
     rejected: list[Rejected]
     batch: BatchView | None
+    sessionUsage: dict[str, object] | None

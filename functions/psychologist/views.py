@@ -168,6 +168,7 @@ def analysis_view(data: Analysis) -> AnalysisView:
         "hypothesisIds": data.get("hypothesis_ids", []),
         "rejected": data.get("rejected", []),
         "batch": _batch_view(data.get("batch")),
+        "sessionUsage": data.get("session_usage"),
     }
 
 

@@ -58,6 +58,7 @@ from functions.psychologist.signals import (
     kinds_by_event,
     signal_counts,
 )
+from functions.psychologist.views import usage_view
 from shared import jobs, logs
 from shared.answers import parse_strictly
 from shared.budgets import clip_utf8, stored_size
@@ -616,6 +617,7 @@ def plan_finish(
         "calls": work.calls,
         "rejected": stored_rejections(work.rejected),
         "rejected_count": len(work.rejected),
+        "session_usage": usage_view(session) if session is not None else None,
     }
     if work.batch is not None:
         common["batch"] = work.batch

@@ -125,6 +125,13 @@ def test_two_prompts_land_in_one_session_with_each_failing_call_once_and_an_end_
     assert (ended["state"], ended["cause"]) == ("closed", "turns_closed")
     analysis = psy.settled(ended["analysis_id"])
     assert analysis["trigger"] == "session_end", "silence after a finished run asks no model"
+    assert analysis["sessionUsage"] == {
+        "inputTokens": usage["input_tokens"],
+        "outputTokens": usage["output_tokens"],
+        "cachedTokens": usage["cached_tokens"],
+        "costUsd": round(usage["cost_usd"], 6),
+        "from": "requests",
+    }
 
 
 def test_a_run_killed_mid_turn_ends_abnormally_as_a_turn_that_never_closed(
