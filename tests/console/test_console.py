@@ -14,6 +14,7 @@ from playwright.sync_api import Locator, expect
 
 from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
+from functions.outcomes.safe import sessions_needed
 from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
@@ -647,6 +648,12 @@ def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_i
     console.page.reload()
     arm = panel.locator(f'table.arms tr[data-arm="{assigned["arm"]}"] td').first
     expect(arm).to_have_text("1")
+    control = int(assigned["arm"] == "control")
+    still = sessions_needed(0, control, 0.7, 0.5) - 1
+    expect(panel.locator(".trial-verdict")).to_contain_text(f"{still} still needed.")
+    expect(panel.locator("ul.trial-intervals li")).to_have_text(
+        [re.compile(r"^task_reopened: risk ratio .*, 95% interval 0 to no upper end yet$")]
+    )
     console.snapshot("trial")
     assert console.accessibility_violations() == []
     panel.get_by_role("button", name="Stop the trial").click()
