@@ -52,6 +52,8 @@ CONTROL_SHARES = tuple(
 Beta(2, 3) density at twenty midpoints."""
 LOWEST, HIGHEST = 1e-3, 1e3
 """The ratios searched: an interval reaching either end is open there (0, or no upper end)."""
+TOLERANCE = 1e-5
+"""How close, on the log scale, bisection brings each end."""
 SCAN_STEP = 0.25
 """The step, on the log scale, of the scan before the ends are found by bisection."""
 
@@ -139,9 +141,7 @@ def _accepted(table: Table, log_ratio: float, share: float) -> bool:
 
 def _bisect(table: Table, inside: float, outside: float, share: float) -> float:
     """The end of the sequence between an accepted and a rejected log ratio."""
-    for _ in range(40):
-        if abs(inside - outside) < 1e-5:
-            break
+    while abs(inside - outside) >= TOLERANCE:
         middle = (inside + outside) / 2
         if _accepted(table, middle, share):
             inside = middle
@@ -179,7 +179,7 @@ ANYTIME_FACTOR = 1.75
 """sessionsNeeded over a fixed-sample test's sessions for the same power, for ratios of
 MODERATE or stronger: what reading after every session costs this method, as the bench's
 simulation finds it. Milder ratios, further from the mixture's alternatives, cost more:
-the factor grows as (ln MODERATE / ln ratio) ** 0.75."""
+the factor grows as ln MODERATE / ln ratio."""
 MODERATE = 0.6
 Z_TWO_SIDED = 1.959964
 Z_POWER = 0.841621
@@ -198,5 +198,5 @@ def sessions_needed(control: int, control_n: int, ratio: float, share: float) ->
         * (p1 * (1 - p1) / share + p0 * (1 - p0) / (1 - share))
         / (p1 - p0) ** 2
     )
-    factor = ANYTIME_FACTOR * max(1.0, math.log(MODERATE) / math.log(ratio)) ** 0.75
+    factor = ANYTIME_FACTOR * max(1.0, math.log(MODERATE) / math.log(ratio))
     return max(2, math.ceil(factor * fixed))
