@@ -238,7 +238,9 @@ const KINDS = {
 };
 
 function verdictWords(effect, compared, what) {
-  const interval = `ratio ${compared.ratio}, 95% interval ${compared.low}–${compared.high}`;
+  const ratio = compared.ratio === null ? "undefined" : compared.ratio;
+  const high = compared.high === null ? "no upper end" : compared.high;
+  const interval = `ratio ${ratio}, exact 95% interval ${compared.low}–${high}`;
   const before = `${effect.before.sessions} before`;
   const after = `${effect.after.sessions} after`;
   return {

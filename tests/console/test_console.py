@@ -184,9 +184,10 @@ def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_c
     panel = card.locator("section.effect")
     expect(panel).to_have_attribute("data-verdict", "improved")
     compared = effect["signals"]
+    assert (compared["ratio"], compared["low"]) == (0.0, 0.0)
     expect(panel.locator(".verdict")).to_have_text(
         "Improved: a smaller share of sessions showed a task reopened after the decision "
-        f"(ratio {compared['ratio']}, 95% interval {compared['low']}\N{EN DASH}{compared['high']})."
+        f"(ratio 0, exact 95% interval 0\N{EN DASH}{compared['high']})."
     )
     expect(panel.locator(".shares")).to_have_text(
         "Sessions showing a task reopened: 100% before, 0% after."
