@@ -226,16 +226,22 @@ def _routing_lines(routing: dict[str, Any]) -> list[str]:
 
 
 def _trial_lines(trials: dict[str, Any]) -> list[str]:
-    null, effect = trials["null"], trials["effect"]
-    return [
-        f"Randomised trials read after every {trials['look_every']} sessions "
-        f"({trials['trials']} each):",
-        f"  no true difference (control {null['control_share']:.0%}, up to {null['horizon']} "
-        f"sessions): false improved/worse {null['false_share']:.1%} (goal at most 5%)",
-        f"  true risk ratio {effect['true_ratio']} at control {effect['control_share']:.0%}: "
-        f"improved by sessionsNeeded ({effect['sessions_needed']}) in "
-        f"{effect['detected_share']:.1%} (goal at least 80%)",
+    lines = [
+        f"Randomised trials read after every session to {trials['horizon']:,} "
+        f"({trials['null_trials']:,} null trials per share, {trials['trials']:,} per power figure):"
     ]
+    for method in ("safe", "asymptotic"):
+        found = trials[method]
+        false = ", ".join(
+            f"{each['control_share']:.0%} {each['false_share']:.1%}" for each in found["null"]
+        )
+        power = ", ".join(
+            f"RR {each['true_ratio']} at {each['control_share']:.0%} within {each['within']} "
+            f"{each['found_share']:.1%} (80% by {each['sessions_for_80']})"
+            for each in found["power"]
+        )
+        lines.append(f"  {method}: false verdicts {false}; found {power}")
+    return lines
 
 
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (

@@ -83,6 +83,11 @@ SHAPES = [
     ),
     pytest.param(psychologist.SessionView, load_schema("psychologist/session"), id="session"),
     pytest.param(psychologist.AnalysisView, load_schema("psychologist/analysis"), id="analysis"),
+    pytest.param(
+        psychologist.SessionRow,
+        load_schema("psychologist/sessions.response")["items"],
+        id="sessions row",
+    ),
     pytest.param(connect.ModelAnswer, load_schema("agentconnect/model_answer"), id="model answer"),
     pytest.param(connect.Selection, load_schema("agentconnect/selection.request"), id="selection"),
     pytest.param(connect.EvaluationView, load_schema("agentconnect/evaluation"), id="evaluation"),

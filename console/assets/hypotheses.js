@@ -238,7 +238,9 @@ const KINDS = {
 };
 
 function verdictWords(effect, compared, what) {
-  const interval = `ratio ${compared.ratio}, 95% interval ${compared.low}–${compared.high}`;
+  const ratio = compared.ratio === null ? "undefined" : compared.ratio;
+  const high = compared.high === null ? "no upper end" : compared.high;
+  const interval = `ratio ${ratio}, exact 95% interval ${compared.low}–${high}`;
   const before = `${effect.before.sessions} before`;
   const after = `${effect.after.sessions} after`;
   return {
@@ -318,6 +320,14 @@ const TRIAL_VERDICTS = {
   too_few_sessions: "Too few sessions in an arm to tell yet.",
 };
 
+// A ratio treatment/control with its exact 95% confidence sequence, valid after every
+// session: a high end of null means none yet.
+function trialInterval(read) {
+  const ratio = read.ratio === null ? "undefined (no control session shows it)" : read.ratio;
+  const high = read.high === null ? "no upper end yet" : read.high;
+  return `risk ratio ${ratio}, 95% interval ${read.low} to ${high}`;
+}
+
 // A randomised trial of an accepted card's suggestion: its arms and verdict, with stop
 // and start for those who may decide.
 function trialPanel(params, hypothesis, found, decide, reload) {
@@ -330,14 +340,22 @@ function trialPanel(params, hypothesis, found, decide, reload) {
   const outcome = h("div", { class: "outcome", "aria-live": "polite" });
   const parts = [h("h3", {}, "Randomised trial")];
   if (trial) {
-    const needed = trial.sessionsNeeded
-      ? ` About ${trial.sessionsNeeded} sessions in all are needed to find a ratio of ${trial.meaningfulRatio}.`
-      : "";
+    const sessions = trial.arms.treatment.sessions + trial.arms.control.sessions;
+    const still = Math.max(trial.sessionsNeeded - sessions, 0);
+    const needed = ` About ${trial.sessionsNeeded} sessions in all find a ratio of ${trial.meaningfulRatio} 80% of the time: ${still} still needed.`;
     parts.push(
       h(
         "p",
         { class: "trial-verdict" },
         `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${needed}`,
+      ),
+      h(
+        "ul",
+        { class: "trial-intervals" },
+        trial.basis.map((kind) => {
+          const read = kind === "abnormal_end" ? trial.abnormalEnds : trial.signalKinds[kind];
+          return h("li", {}, `${kind}: ${trialInterval(read)}`);
+        }),
       ),
       h(
         "table",

@@ -5,9 +5,10 @@ A session is assigned when it starts, by a hash of (trial, session id): the same
 is always in the same arm, so a retried start gets it again, and nothing is reassigned
 later. The verdict is on the risk ratio treatment/control of sessions showing the
 hypothesis's own pattern (its specific signal kinds; ended abnormally when it has none),
-with an interval that stays valid however often it is read (an asymptotic confidence
-sequence, `estimators.risk_ratio_sequence`). `python -m benchmarks --only trials` prints
-its false-verdict rate under continuous monitoring and its power at `sessionsNeeded`."""
+with a 95 % confidence sequence that is exact at every sample size and stays valid however
+often it is read (a safe test inverted, `safe.confidence_sequence`). `python -m benchmarks
+--only trials` prints its false-verdict rate read after every session, its power, and
+whether `sessionsNeeded` holds."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ import hashlib
 from dataclasses import dataclass
 
 from functions.outcomes.documents import Arm, RunningTrial
-from functions.outcomes.estimators import risk_ratio_sequence, rounded, sessions_needed
+from functions.outcomes.estimators import rounded
+from functions.outcomes.safe import Table, confidence_sequence, sessions_needed
 
-MIN_PER_ARM = 10
-"""Sessions each arm needs before a verdict other than `too_few_sessions`."""
+MIN_PER_ARM = 1
+"""Sessions each arm needs before a verdict other than `too_few_sessions`: the sequence is
+exact from the first session, so one in each arm."""
 DEFAULT_MEANINGFUL_RATIO = 0.7
 
 
@@ -67,28 +70,25 @@ class ArmCounts:
 
 
 def verdict_of(
-    treated: int, treated_n: int, control: int, control_n: int
+    treated: int, treated_n: int, control: int, control_n: int, share: float
 ) -> tuple[str, dict[str, float | None]]:
-    """The verdict and the ratio with its confidence sequence."""
-    found = risk_ratio_sequence(treated, treated_n, control, control_n)
+    """The verdict and the ratio with its confidence sequence (`high` None: no upper
+    end), for a trial giving treatment to `share` of sessions."""
+    found = confidence_sequence(Table(treated, treated_n, control, control_n), share)
     shown = {
         "ratio": rounded(found.ratio),
         "low": rounded(found.low),
         "high": rounded(found.high),
     }
-    if min(treated_n, control_n) < MIN_PER_ARM or found.high is None or found.low is None:
+    if min(treated_n, control_n) < MIN_PER_ARM:
         return "too_few_sessions", shown
-    if found.high < 1:
+    if found.high is not None and found.high < 1:
         return "improved", shown
     if found.low > 1:
         return "worse", shown
     return "no_clear_change", shown
 
 
-def needed(
-    control: ArmCounts, treated_share: float, meaningful_ratio: float, count: int
-) -> int | None:
-    """Sessions (both arms) for 80 % power at the observed control share of the pattern."""
-    if control.joined == 0:
-        return None
-    return sessions_needed(count / control.joined, meaningful_ratio, treated_share)
+def needed(control: ArmCounts, treated_share: float, meaningful_ratio: float, count: int) -> int:
+    """Sessions (both arms) for 80 % power at the control share of the pattern seen so far."""
+    return sessions_needed(count, control.joined, meaningful_ratio, treated_share)

@@ -241,7 +241,7 @@ class Analysis(TypedDict):
     rejected: NotRequired[list[Rejected]]
     """As stored: within a byte budget (see `worker.stored_rejections`)."""
     rejected_count: NotRequired[int]
-    session_usage: NotRequired[dict[str, object] | None]
+    session_usage: NotRequired["SessionUsageView | None"]
     """The session's tokens and cost when the analysis settled (`views.usage_view`)."""
     """Every rejection, the stored and the ones the budget left out."""
     hypothesis_ids: NotRequired[list[str]]
@@ -404,6 +404,20 @@ class SessionView(TypedDict):
     analysisId: str | None
 
 
+SessionUsageView = TypedDict(
+    "SessionUsageView",
+    {
+        "inputTokens": int,
+        "outputTokens": int,
+        "cachedTokens": int,
+        "costUsd": float | None,
+        "from": str,
+    },
+)
+"""A session's tokens and cost as served; `from` says whose: `requests` (its logs and
+spans), `metrics`, or `none`."""
+
+
 class SessionRow(TypedDict):
     """One row of the sessions list."""
 
@@ -414,7 +428,7 @@ class SessionRow(TypedDict):
     cause: str | None
     eventCount: int
     toolErrors: int
-    usage: dict[str, object]
+    usage: SessionUsageView
     createdAt: str
     endedAt: str | None
     lastAnalysisId: str | None
@@ -460,4 +474,4 @@ class AnalysisView(TypedDict):
     hypothesisIds: list[str]
     rejected: list[Rejected]
     batch: BatchView | None
-    sessionUsage: dict[str, object] | None
+    sessionUsage: SessionUsageView | None

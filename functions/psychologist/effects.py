@@ -14,16 +14,18 @@ randomized design's read (`trials.randomized`) is served beside it.
 Only counts: Firestore sums a field through an index that must hold it, and counts need
 no index beyond the query's own (one per query shape, in firestore.indexes.json).
 
-The after/before ratio of two shares is the risk ratio, with Katz's interval on its
-logarithm: exp(ln RR ± 1.96 · sqrt(1/a - 1/n1 + 1/b - 1/n0)), with 0.5 added to each
-cell of the two-by-two table when a count is zero. A verdict needs at least
+The after/before ratio of two shares is the risk ratio, with the exact interval the
+randomised read uses (`outcomes.safe.confidence_sequence`), the windows' sessions taken as
+given: the safe test of Turner, Ly and Grünwald for two samples of fixed sizes, whose
+share is the after window's share of the sessions. No correction is added to zero cells,
+and the interval holds at any number of sessions. A verdict needs at least
 EFFECT_MIN_SESSIONS sessions in each window; `improved` and `worse` need the whole
-interval below or above 1. It is an association over time, not proof that the change
-caused it."""
+interval below or above 1. It is an association over time, not the change's effect:
+anything else that changed between the windows moves it too; a randomised trial
+(`trials.randomized`) is what measures the effect."""
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,7 +37,8 @@ from typing_extensions import TypedDict
 
 from functions.outcomes import store as outcome_store
 from functions.outcomes.documents import SIGNAL_KINDS, Trial
-from functions.outcomes.estimators import share_of
+from functions.outcomes.estimators import rounded, share_of
+from functions.outcomes.safe import Table, confidence_sequence
 from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
@@ -51,12 +54,12 @@ EFFECT_MIN_SESSIONS = 10
 """Sessions each window needs before any verdict other than `too_few_sessions`. Below
 seven, even every session before showing the pattern and none after cannot exclude no
 change (the interval's upper end stays above 1); ten leaves a margin over that."""
-Z_95 = 1.959964
-"""The standard normal quantile of a two-sided 95 % interval."""
 METHOD = (
-    "Risk ratio after/before of shares of sessions, 95% Katz interval on its log "
-    "(exp(ln RR ± 1.96·sqrt(1/a - 1/n1 + 1/b - 1/n0)); 0.5 added to each cell when a count "
-    "is zero)"
+    "An association over time, not proof that the change caused it: the risk ratio "
+    "after/before of shares of sessions, with an exact 95% interval from the safe test for "
+    "two-by-two tables (Turner, Ly and Grünwald, Journal of Statistical Planning and "
+    "Inference 2024) at the windows' sizes, inverted over the ratio; no correction to zero "
+    "cells. A randomised trial measures the effect."
 )
 
 
@@ -126,14 +129,13 @@ def compare(before: int, before_sessions: int, after: int, after_sessions: int) 
     }
     if not before_sessions or not after_sessions:
         return compared
-    a, n1, b, n0 = float(after), float(after_sessions), float(before), float(before_sessions)
-    if 0 in (a, b):
-        a, n1, b, n0 = a + 0.5, n1 + 1, b + 0.5, n0 + 1
-    ratio = (a / n1) / (b / n0)
-    spread = Z_95 * math.sqrt(1 / a - 1 / n1 + 1 / b - 1 / n0)
-    compared["ratio"] = round(ratio, 4)
-    compared["low"] = round(ratio * math.exp(-spread), 4)
-    compared["high"] = round(ratio * math.exp(spread), 4)
+    found = confidence_sequence(
+        Table(after, after_sessions, before, before_sessions),
+        after_sessions / (after_sessions + before_sessions),
+    )
+    compared["ratio"] = rounded(found.ratio)
+    compared["low"] = rounded(found.low)
+    compared["high"] = rounded(found.high)
     return compared
 
 

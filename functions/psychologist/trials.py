@@ -64,9 +64,12 @@ RUNNING = "running_trial"
 METHOD = (
     "Sessions assigned at their start by a hash of (trial, session id); the risk ratio "
     "treatment/control of joined sessions showing the hypothesis's own pattern, with a 95% "
-    "asymptotic confidence sequence on its logarithm (Waudby-Smith, Arbour, Sinha, Kennedy "
-    "and Ramdas, 'Time-uniform central limit theory and asymptotic confidence sequences', "
-    "Annals of Statistics 2024): valid however often it is read."
+    "confidence sequence from an exact safe test for two-by-two tables (Turner, Ly and "
+    "Grünwald, 'Generic E-variables for exact sequential k-sample tests that allow for "
+    "optional stopping', Journal of Statistical Planning and Inference 2024), inverted over "
+    "the ratio (Turner and Grünwald, 'Exact anytime-valid confidence intervals for "
+    "contingency tables and beyond', Statistics & Probability Letters 2023): exact at every "
+    "sample size and valid however often it is read; high null means no upper end."
 )
 
 
@@ -202,12 +205,13 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
     """The randomized design's read: each arm, each kind's ratio on its own, and the
     verdict on the hypothesis's own kinds (on abnormal ends when it has none)."""
     treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
+    share = trial["share"]
     kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
     per_kind: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, str] = {}
     for kind in SIGNAL_KINDS:
         verdict, ratio = verdict_of(
-            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
+            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined, share
         )
         verdicts[kind] = verdict
         per_kind[kind] = {
@@ -218,7 +222,7 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
             "verdict": verdict,
         }
     abnormal_verdict, abnormal_ratio = verdict_of(
-        treated.abnormal, treated.joined, control.abnormal, control.joined
+        treated.abnormal, treated.joined, control.abnormal, control.joined, share
     )
     if kinds:
         verdict = _combined({verdicts[k] for k in kinds})

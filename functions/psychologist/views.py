@@ -19,6 +19,7 @@ from functions.psychologist.documents import (
     Session,
     SessionRow,
     SessionUsage,
+    SessionUsageView,
     SessionView,
 )
 from functions.psychologist.lifecycle import LIFECYCLE, stuck_detail
@@ -92,7 +93,7 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
     }
 
 
-def usage_view(session: Session) -> dict[str, object]:
+def usage_view(session: Session) -> SessionUsageView:
     """The session's tokens and cost: per request from its logs and spans, else from its
     token and cost metrics (which count the same requests, so never both)."""
     usage: SessionUsage = session.get("usage") or {}

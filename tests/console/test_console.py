@@ -15,6 +15,7 @@ from playwright.sync_api import Locator, expect
 
 from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
+from functions.outcomes.safe import sessions_needed
 from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
@@ -228,9 +229,10 @@ def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_c
     panel = card.locator("section.effect")
     expect(panel).to_have_attribute("data-verdict", "improved")
     compared = effect["signals"]
+    assert (compared["ratio"], compared["low"]) == (0.0, 0.0)
     expect(panel.locator(".verdict")).to_have_text(
         "Improved: a smaller share of sessions showed a task reopened after the decision "
-        f"(ratio {compared['ratio']}, 95% interval {compared['low']}\N{EN DASH}{compared['high']})."
+        f"(ratio 0, exact 95% interval 0\N{EN DASH}{compared['high']})."
     )
     expect(panel.locator(".shares")).to_have_text(
         "Sessions showing a task reopened: 100% before, 0% after."
@@ -692,6 +694,12 @@ def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_i
     console.page.reload()
     arm = panel.locator(f'table.arms tr[data-arm="{assigned["arm"]}"] td').first
     expect(arm).to_have_text("1")
+    control = int(assigned["arm"] == "control")
+    still = sessions_needed(0, control, 0.7, 0.5) - 1
+    expect(panel.locator(".trial-verdict")).to_contain_text(f"{still} still needed.")
+    expect(panel.locator("ul.trial-intervals li")).to_have_text(
+        [re.compile(r"^task_reopened: risk ratio .*, 95% interval 0 to no upper end yet$")]
+    )
     console.snapshot("trial")
     assert console.accessibility_violations() == []
     panel.get_by_role("button", name="Stop the trial").click()

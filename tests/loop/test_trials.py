@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from functions.outcomes.safe import sessions_needed
 from functions.outcomes.trials import arm_of, verdict_of
 from tests.agentconnect.conftest import AGENT
 from tests.api import document
@@ -16,10 +17,12 @@ from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST
 def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
     tried: Tried,
 ) -> None:
-    """Twenty sessions start under a running trial: each start answers its arm, the one
+    """Forty sessions start under a running trial: each start answers its arm, the one
     a hash of (trial, session) gives, with the suggestion. Treatment sessions stop
     reopening tasks; control ones go on. The trial's arms count what was sent, and its
-    verdict is the confidence sequence's over those counts."""
+    verdict is the exact confidence sequence's over those counts: every control session
+    reopening its task and no treated one reads improved, its interval below 1 (the
+    issue's case, which the asymptotic sequence read as no clear change)."""
     started = tried.start_trial(share=0.5)
     assert started.status_code == 201, started.text
     trial = started.json()
@@ -29,7 +32,7 @@ def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
         tried.hypothesis,
     )
     sent: dict[str, list[int]] = {"treatment": [0, 0], "control": [0, 0]}
-    for index in range(20):
+    for index in range(40):
         session = f"t-{index}"
         reply = tried.loop.connect.start("plain task", sessionId=session)
         [assigned] = reply["trials"]
@@ -59,12 +62,16 @@ def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
     effect = body["effect"]
     reopened = effect["signalKinds"]["task_reopened"]
     expected, _ = verdict_of(
-        sent["treatment"][1], sent["treatment"][0], sent["control"][1], sent["control"][0]
+        sent["treatment"][1], sent["treatment"][0], sent["control"][1], sent["control"][0], 0.5
     )
     assert reopened["verdict"] == expected == effect["verdict"]
     assert effect["basis"] == ["task_reopened"]
     assert effect["signalKinds"]["last_events_before_abnormal_end"]["specific"] is False
-    assert effect["sessionsNeeded"] is None or effect["sessionsNeeded"] > 0
+    assert reopened["verdict"] == "improved"
+    assert reopened["high"] < 1
+    assert effect["sessionsNeeded"] == sessions_needed(
+        sent["control"][1], sent["control"][0], effect["meaningfulRatio"], 0.5
+    )
     assert tried.effect()["randomized"]["trialId"] == trial["id"]
 
 

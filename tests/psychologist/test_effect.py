@@ -11,7 +11,9 @@ import pytest
 
 from benchmarks.counting import CallCounter
 from cli.gemini_stand_in import Reply
-from functions.psychologist.effects import EFFECT_MIN_SESSIONS, compare
+from functions.outcomes.estimators import rounded
+from functions.outcomes.safe import Table, confidence_sequence
+from functions.psychologist.effects import EFFECT_MIN_SESSIONS, METHOD, compare
 from shared.validation import issues_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 from tests.test_mcp import call
@@ -149,23 +151,30 @@ def test_the_effect_reads_the_hypothesis_then_counts_and_reads_no_other_document
     assert counter.calls == ["BatchGetDocuments"] * 2 + ["RunAggregationQuery"] * 12
 
 
-@pytest.mark.parametrize(
-    ("counts", "expected"),
-    [
-        ((5, 10, 5, 10), (1.0, 0.4162, 2.4025)),
-        ((8, 10, 2, 10), (0.25, 0.0697, 0.8971)),
-        ((0, 10, 4, 10), (9.0, 0.5475, 147.9524)),
-        ((10, 10, 0, 10), (0.0476, 0.0032, 0.7165)),
-    ],
-)
+@pytest.mark.parametrize("counts", [(5, 10, 5, 10), (8, 10, 2, 10), (0, 10, 4, 12), (10, 10, 0, 9)])
 @pytest.mark.pure
-def test_the_interval_is_katz_interval_on_the_log_risk_ratio(
-    counts: tuple[int, int, int, int], expected: tuple[float, float, float]
+def test_the_interval_is_the_exact_one_at_the_windows_sizes_with_no_zero_cell_correction(
+    counts: tuple[int, int, int, int],
 ) -> None:
-    """exp(ln RR ± 1.96·sqrt(1/a - 1/n1 + 1/b - 1/n0)), 0.5 added to each cell when a
-    count is zero."""
+    """The before/after interval is the trial's exact safe-test interval with the windows'
+    sizes taken as given (the after window's share of sessions as its share); a zero cell
+    is not corrected: no pattern before leaves the ratio undefined, none after makes it 0.
+    The method says it is an association."""
+    before, before_n, after, after_n = counts
     compared = compare(*counts)
-    assert (compared["ratio"], compared["low"], compared["high"]) == expected
+    found = confidence_sequence(
+        Table(after, after_n, before, before_n), after_n / (after_n + before_n)
+    )
+    assert (compared["ratio"], compared["low"], compared["high"]) == (
+        rounded(found.ratio),
+        rounded(found.low),
+        rounded(found.high),
+    )
+    if before == 0:
+        assert compared["ratio"] is None
+    if after == 0:
+        assert compared["ratio"] == 0.0
+    assert METHOD.startswith("An association over time")
 
 
 @pytest.mark.pure
