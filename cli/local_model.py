@@ -10,6 +10,13 @@ the tests and the bench use it through the Gemini protocol stand-in.
   signal's events; the combining call keeps the parts' hypotheses, duplicates removed.
 - AgentConnect: the option whose words the session input shares most (a yes/no question:
   yes when the input names a word of the question).
+- A coding agent's own requests (Gemini CLI through `evidencia launch`), which ask for no
+  response schema: one short text that says it is made up and runs no tool, so that the
+  agent's turn ends at once. Its side requests (router, next speaker, loop check) take the
+  stand-in's defaults before this model is asked.
+
+`python -m cli.local_model` serves it alone on a free loopback port and prints its URL
+(`examples/launch.sh` points Gemini CLI at it).
 
 Every answer reports the model version `evidencia-local`, so a stored result says where
 it came from. The text is made up and reasons about nothing.
@@ -42,7 +49,9 @@ def start() -> GeminiTestServer:
 
 
 def answer(request: Recorded) -> Reply:
-    schema = request.body["generationConfig"]["responseJsonSchema"]
+    schema = request.generation.get("responseJsonSchema")
+    if schema is None:
+        return Reply(text=_agent(request), model_version=MODEL_VERSION)
     properties = schema["properties"]
     prompt = request.prompt
     if "hypotheses" in properties:
@@ -52,6 +61,15 @@ def answer(request: Recorded) -> Reply:
     else:
         data = _research(prompt)
     return Reply(text=json.dumps(data), model_version=MODEL_VERSION)
+
+
+def _agent(request: Recorded) -> str:
+    """A coding agent's turn, answered in plain text with no function call; it quotes the
+    last text the user sent (Gemini CLI sends its context first, the prompt last)."""
+    turns = [c for c in request.body.get("contents") or [] if c.get("role", "user") == "user"]
+    texts = [part["text"] for turn in turns for part in turn.get("parts") or [] if "text" in part]
+    asked = " ".join(texts[-1].split())[:80] if texts else ""
+    return f"{MADE_UP} It runs no tool. Asked: {asked}"
 
 
 def _words(text: str) -> set[str]:
@@ -189,3 +207,21 @@ def _agentconnect(prompt: str, value_schema: dict[str, Any]) -> dict[str, Any]:
     options = value_schema["enum"]
     best = max(options, key=lambda name: (scores.get(name, 0), -options.index(name)))
     return {"value": best, "probability": min(0.95, 0.55 + 0.1 * scores.get(best, 0))}
+
+
+def main() -> None:
+    """Serve the local model alone until interrupted; its URL is the one line printed."""
+    import threading
+
+    server = start()
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

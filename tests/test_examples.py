@@ -18,6 +18,9 @@ from cli.emulator import free_port
 from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name != "lib.sh")
+PAGES = {"launch": "agentconnect"}
+"""The page that walks through a walkthrough, where it is not named like it: the launcher
+is a section of AgentConnect's."""
 
 
 class Served:
@@ -122,7 +125,7 @@ def test_a_walkthrough_with_no_host_on_its_port_says_so_in_one_sentence(
 def test_the_apis_page_shows_its_walkthroughs_steps_in_order(script: Path) -> None:
     """`examples/research.sh` is walked through in `docs/research.md`, and so on."""
     steps = re.findall(r'^step "(.*)"$', script.read_text(), re.MULTILINE)
-    page = (ROOT / "docs" / f"{script.stem}.md").read_text()
+    page = (ROOT / "docs" / f"{PAGES.get(script.stem, script.stem)}.md").read_text()
     shown = [page.find(step.replace('\\"', '"')) for step in steps]
     assert steps
     assert -1 not in shown, [step for step, at in zip(steps, shown, strict=True) if at == -1]

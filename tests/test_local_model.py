@@ -147,3 +147,25 @@ def test_an_agentconnect_answer_is_an_option_chosen_by_the_inputs_words(
     checked = checked_answer(question, data)
     assert checked is not None
     assert checked["value"] == expected
+
+
+def test_a_coding_agents_plain_request_is_answered_in_text_that_says_it_is_made_up() -> None:
+    """Gemini CLI asks with no response schema; the answer is text, not a schema's JSON."""
+    body = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "<session_context>...</session_context>"},
+                    {"text": "Fix the  flaky\ntest."},
+                ],
+            }
+        ],
+        "generationConfig": {"temperature": 1},
+    }
+    reply = local_model.answer(Recorded(model="gemini-3.1-pro-preview", body=body, headers={}))
+    assert reply.model_version == "evidencia-local"
+    assert reply.text is not None
+    assert reply.text.startswith(local_model.MADE_UP)
+    assert reply.text.endswith("Asked: Fix the flaky test.")
+    assert not reply.function_calls
