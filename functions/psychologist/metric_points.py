@@ -21,25 +21,27 @@ from functions.psychologist.records import LATEST, agent_of, attributes_of, inst
 from functions.psychologist.reports import Report, Reports, call_event_id
 from functions.psychologist.sources import session_id_of, source_of
 
-TOKEN_METRICS = ("claude_code.token.usage", "gemini_cli.token.usage", "gen_ai.client.token.usage")
-COST_METRICS = ("claude_code.cost.usage",)
-TOKEN_TYPES = {
-    "input": "input_tokens",
-    "output": "output_tokens",
-    "cacheRead": "cached_tokens",
-    "cache": "cached_tokens",
+FIGURES = {
+    ("claude_code.token.usage", "input"): ("input_tokens",),
+    ("claude_code.token.usage", "output"): ("output_tokens",),
+    ("claude_code.token.usage", "cacheRead"): ("input_tokens", "cached_tokens"),
+    ("claude_code.token.usage", "cacheCreation"): ("input_tokens",),
+    ("claude_code.cost.usage", ""): ("cost_usd",),
+    ("gemini_cli.token.usage", "input"): ("input_tokens",),
+    ("gemini_cli.token.usage", "output"): ("output_tokens",),
+    ("gemini_cli.token.usage", "cache"): ("cached_tokens",),
+    ("gen_ai.client.token.usage", "input"): ("input_tokens",),
+    ("gen_ai.client.token.usage", "output"): ("output_tokens",),
 }
-"""A token metric's `type` (or `gen_ai.token.type`) → the usage figure it adds to."""
+"""(metric, its `type` or `gen_ai.token.type`) → the usage figures a point adds to, so that
+they mean what a request's usage means: input counts every input token (Claude Code's
+cache reads and writes included; Gemini CLI's input already holds its cached tokens)."""
 NOT_USED = "a metric Evidencia does not use (only token and cost metrics are kept)"
 
 
-def _figure(metric: Metric, attributes: dict[str, Any]) -> str | None:
-    if metric.name in COST_METRICS:
-        return "cost_usd"
-    if metric.name in TOKEN_METRICS:
-        kind = str(attributes.get("type") or attributes.get("gen_ai.token.type") or "")
-        return TOKEN_TYPES.get(kind)
-    return None
+def _figures(metric: Metric, attributes: dict[str, Any]) -> tuple[str, ...]:
+    kind = str(attributes.get("type") or attributes.get("gen_ai.token.type") or "")
+    return FIGURES.get((metric.name, kind)) or FIGURES.get((metric.name, ""), ())
 
 
 def _points(metric: Metric) -> tuple[list[Any], int]:
@@ -62,8 +64,8 @@ def _report(
     metric: Metric, point: Any, temporality: int, resource: dict[str, Any], scope: str
 ) -> tuple[Report, str] | str:
     attributes = attributes_of(point.attributes)
-    figure = _figure(metric, attributes)
-    if figure is None:
+    figures = _figures(metric, attributes)
+    if not figures:
         return NOT_USED
     if point.time_unix_nano == 0 or instant(point.time_unix_nano) > LATEST:
         return "no time, or a time after 2999"
@@ -75,7 +77,7 @@ def _report(
     series = json.dumps([metric.name, sorted(attributes.items(), key=str)], default=str)
     cumulative = temporality == AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
     value = _value(point)
-    metered = {figure: round(value, 6) if figure == "cost_usd" else int(value)}
+    metered = {name: round(value, 6) if name == "cost_usd" else int(value) for name in figures}
     event: Event = {
         "id": call_event_id("metric", f"{series}|{point.start_time_unix_nano}")
         if cumulative

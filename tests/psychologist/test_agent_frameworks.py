@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import requests
 
 from tests.api import document
@@ -103,3 +104,35 @@ def test_gemini_clis_own_export_counts_the_failures_its_logs_hide_in_metadata(
         "cached_tokens": 7730 + 7817 + 7904,
     }
     assert session["turns"]["open"] == []
+
+
+def test_claude_codes_metrics_count_its_tokens_and_cost_once_and_say_what_they_leave(
+    psy: Psychologist,
+) -> None:
+    """Claude Code's metric export (delta sums) of a session that sent nothing else: its
+    token and cost points are the session's usage, said to come from metrics, meaning what
+    a request's usage means (cache reads and writes are input); the session count and
+    active time are answered as rejected; the same export again counts nothing twice."""
+    first = _post_sample(psy, "claude_code", "metrics")
+    assert first == {
+        "partialSuccess": {
+            "rejectedDataPoints": "2",
+            "errorMessage": "2 a metric Evidencia does not use (only token and cost metrics "
+            "are kept)",
+        }
+    }
+    assert _post_sample(psy, "claude_code", "metrics") == first
+    session_id = "d2f190e4-774a-4fcf-96f3-184c1beb14b4"
+    session = document(f"projects/{psy.project}/sessions/{session_id}")
+    assert session["metered"] == {
+        "input_tokens": 4 + 66304 + 22321,
+        "output_tokens": 146,
+        "cached_tokens": 66304,
+        "cost_usd": pytest.approx(0.105797),
+    }
+    row = psy.api.call("GET", psy.path("/sessions"), token=psy.viewer).json()[0]
+    assert (row["sessionId"], row["usage"]["from"], row["usage"]["outputTokens"]) == (
+        session_id,
+        "metrics",
+        146,
+    )
