@@ -54,6 +54,8 @@ def test_an_openinference_traced_agent_lands_as_one_session_with_its_tool_failur
 
 
 def test_adks_own_traces_land_as_one_session_of_three_failed_turns(psy: Psychologist) -> None:
+    """The captured export replayed as it was sent; ADK itself runs live, in its own
+    environment, in `test_adk.py`."""
     body = (SAMPLES / "adk" / "traces.json").read_bytes()
     reply = requests.post(
         f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces",
