@@ -15,6 +15,7 @@ from typing import Any
 
 import benchmarks
 from benchmarks.bursts import bursts
+from benchmarks.costs import cost_intervals
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
 from benchmarks.job_costs import job_costs
@@ -23,6 +24,7 @@ from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.routing import routing
 from benchmarks.seeding import BENCH_ENV, seed
+from benchmarks.telemetry import telemetry
 from benchmarks.throughput import throughput
 from benchmarks.tokens import token_use
 from benchmarks.trials import trials
@@ -40,6 +42,8 @@ SECTIONS = (
     "bursts",
     "routing",
     "trials",
+    "telemetry",
+    "cost_intervals",
 )
 
 
@@ -177,6 +181,18 @@ def main(argv: list[str] | None = None) -> int:
                 "difference at each of three control shares, 1,000 for each power figure, "
                 "the exact method beside the asymptotic one (about 2 min)",
                 trials,
+            ),
+            (
+                "telemetry",
+                "agents' telemetry through the OTLP endpoints: documents per log record, span "
+                "and metric point, and a 30-prompt Claude Code session (about 1 min)",
+                lambda: telemetry(seeded),
+            ),
+            (
+                "cost_intervals",
+                "the selection report's mean-cost interval on skewed simulated costs: "
+                "2,000 replications at 5, 10, 30 and 100 sessions",
+                cost_intervals,
             ),
         )
         for section, label, measure in phases:

@@ -244,6 +244,52 @@ def _trial_lines(trials: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _telemetry_lines(telemetry: dict[str, Any]) -> list[str]:
+    goal = telemetry["goal_per_record"]
+    lines = [
+        f"Telemetry through the OTLP endpoints, documents per new record (goal at most {goal} "
+        "read and written per log record and per span):"
+    ]
+    for name in ("per_log_record", "per_span", "per_metric_point"):
+        row = telemetry[name]
+        lines.append(
+            f"  {name:18} {row['sent']:5} sent in {row['exports']} exports, {row['new']} new: "
+            f"{row['reads']:.4f} read {row['writes']:.4f} written {row['deletes']:.4f} deleted"
+        )
+    session = telemetry["claude_code_session"]
+    whole, stored = session["session"], session["stored"]
+    lines.append(
+        f"  Claude Code session, {session['prompts']} prompts over {session['minutes']:g} min: "
+        f"{whole['records']} records in {whole['exports']} exports "
+        f"({whole['records_per_minute']:g} records and {whole['exports_per_minute']:g} exports "
+        f"a minute), {whole['reads']} read, {whole['writes']} written, {whole['deletes']} "
+        f"deleted; {stored['events']} events stored, {stored['tool_errors']} tool errors"
+    )
+    for signal, row in session["signals"].items():
+        lines.append(
+            f"    {signal:8} {row['exports']:4} exports ({row['exports_per_minute']:g}/min) "
+            f"{row['records']:5} records ({row['records_per_minute']:g}/min): per export "
+            f"{row['reads_per_export']:g} read {row['writes_per_export']:g} written; per record "
+            f"{row['reads_per_record']:.3f} read {row['writes_per_record']:.3f} written"
+        )
+    return lines
+
+
+def _cost_interval_lines(costs: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Mean-cost 95% interval coverage of the true mean ({costs['replications']:,} "
+        "replications each; Student's t beside it):"
+    ]
+    for each in costs["distributions"]:
+        cells = ", ".join(
+            f"n={row['sessions']} {row['coverage']:.1%} (t {row['coverage_t']:.1%})"
+            + (" POOR" if row["poor"] else "")
+            for row in each["sizes"]
+        )
+        lines.append(f"  {each['distribution']}: {cells}")
+    return lines
+
+
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (("warm_latency", "round_trips", "job_costs"), _warm_lines),
     (("throughput",), lambda results: _throughput_lines(results["throughput"])),
@@ -254,6 +300,8 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("bursts",), lambda results: _burst_lines(results["bursts"])),
     (("routing",), lambda results: _routing_lines(results["routing"])),
     (("trials",), lambda results: _trial_lines(results["trials"])),
+    (("telemetry",), lambda results: _telemetry_lines(results["telemetry"])),
+    (("cost_intervals",), lambda results: _cost_interval_lines(results["cost_intervals"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
 results file prints the tables it has."""

@@ -26,6 +26,7 @@ SCALES = (1, 10, 100)
 TENANTS = 10
 """Workspaces, projects and orgs at 1x; a scale multiplies the tenants, not their rates."""
 BATCH_EVENTS = 100
+OTLP_PREFIX = "psychologist_otlp_"
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,14 @@ WORKLOAD = (
     Operation("psychologist_hypotheses_list", "hypotheses pages", 0.05),
     Operation("agentconnect_session_start", "session starts", 0.05, "evaluation"),
     Operation("agentconnect_evaluation_get", "evaluation reads (one per start)", 0.05),
+    *(
+        Operation(f"psychologist_otlp_{signal}", what, rate)
+        for signal, what, rate in (
+            ("logs", "OTLP log exports (one Claude Code session at a time, every 5 s)", 0.0562),
+            ("traces", "… its span exports (every 5 s, when a span ended)", 0.0389),
+            ("metrics", "… its metric exports (every 60 s)", 0.0155),
+        )
+    ),
 )
 JOB_SECONDS = {
     "research_run": 8.0,
@@ -167,9 +176,17 @@ class Costs:
             row = jobs["session_end"]["end_request"]
         elif name == "psychologist_abnormal_end":
             row = jobs["batched_analysis"]["end_request"]
+        elif name.startswith(OTLP_PREFIX):
+            found = self.session_telemetry()["signals"][name.removeprefix(OTLP_PREFIX)]
+            row = {kind: found[f"{kind}_per_export"] for kind in ("reads", "writes", "deletes")}
         else:
             row = trips[name]
         return row["reads"], row["writes"], row.get("deletes", 0)
+
+    def session_telemetry(self) -> dict[str, Any]:
+        """The bench's realistic Claude Code session, replayed through the OTLP endpoints."""
+        session: dict[str, Any] = self.results["telemetry"]["claude_code_session"]
+        return session
 
     def instance_rps(self, name: str) -> float:
         """Requests a second one public instance serves: measured at concurrency 8 where
@@ -334,6 +351,11 @@ def _busiest_documents() -> list[tuple[str, float, str]]:
             rate["psychologist_session_events"],
             "one conditioned write per batch with new events; batches into one session take "
             "turns on it",
+        ),
+        (
+            "a telemetry session (`projects/{p}/sessions/{s}`), every OTLP export",
+            sum(rate[f"{OTLP_PREFIX}{signal}"] for signal in ("logs", "traces", "metrics")),
+            "one write per export, as an event batch's",
         ),
         (
             "an agent (`orgs/{o}/agents/{a}`), every start",
@@ -553,17 +575,40 @@ def _lines(costs: Costs) -> list[str]:
 
 
 def _per_span_lines(costs: Costs) -> list[str]:
-    """The same through the OTLP trace endpoint, once the bench has measured it."""
-    per_span = costs.results["round_trips"]["psychologist_session_events"].get("per_new_span")
-    if per_span is None:
-        return []
-    return [
+    """The same through the OTLP endpoints, per record of each signal, and a realistic
+    Claude Code session's telemetry."""
+    telemetry = costs.results["telemetry"]
+    lines = [""]
+    for name, endpoint, noun in (
+        ("per_log_record", "logs", "Claude Code log record"),
+        ("per_span", "trace", "span"),
+        ("per_metric_point", "metrics", "delta token or cost metric point"),
+    ):
+        row = telemetry[name]
+        lines.append(
+            f"- Through the OTLP {endpoint} endpoint, per new {noun} ({row['sent']:,} sent in "
+            f"{row['exports']} exports, {row['new']:,} new): {row['reads']:g} documents read, "
+            f"{row['writes']:g} written, {row['deletes']:g} deleted later by TTL."
+        )
+    session = costs.session_telemetry()
+    whole = session["session"]
+    exports = ", ".join(
+        f"{signal} {row['exports_per_minute']:g} ({row['records_per_minute']:g} records)"
+        for signal, row in session["signals"].items()
+    )
+    lines += [
         "",
-        f"Through the OTLP trace endpoint, per new span ({per_span['sent']:,} spans sent in "
-        f"{per_span['exports']} exports, {per_span['new']:,} new): {per_span['reads']:g} "
-        f"documents read, {per_span['writes']:g} written, {per_span['deletes']:g} deleted "
-        "later by TTL.",
+        f"A Claude Code session of {session['prompts']} prompts over {session['minutes']:g} "
+        f"minutes, exporting at its default intervals, sends {whole['records_per_minute']:g} "
+        f"records and {whole['exports_per_minute']:g} exports a minute (a minute: {exports}); "
+        f"an export costs {whole['reads_per_export']:g} documents read and "
+        f"{whole['writes_per_export']:g} written, whatever it holds, so the session costs "
+        f"{whole['reads']:,} read, {whole['writes']:,} written and {whole['deletes']:,} deleted "
+        f"later ({whole['reads_per_record']:g} read and {whole['writes_per_record']:g} written "
+        f"a record) and keeps {session['stored']['events']} events after merges. The "
+        "workload's OTLP rows are one such session running at all times in each project.",
     ]
+    return lines
 
 
 def _measured_lines(costs: Costs) -> list[str]:

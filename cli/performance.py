@@ -300,9 +300,55 @@ TRIAL_TARGET = Target(
 )
 
 
+TELEMETRY_MAX = 0.05
+"""Documents read, and documents written, per new log record and per new span (#45)."""
+
+
+def _telemetry_goal(results: Results) -> tuple[bool, str]:
+    telemetry = results["telemetry"]
+    rows = {
+        "log record": telemetry["per_log_record"],
+        "span": telemetry["per_span"],
+        "metric point": telemetry["per_metric_point"],
+    }
+    met = all(
+        rows[name][kind] <= TELEMETRY_MAX for name in ("log record", "span") for kind in KINDS
+    )
+    session = telemetry["claude_code_session"]["session"]
+    return met, (
+        "; ".join(
+            f"per {name} {row['reads']:g} read, {row['writes']:g} written"
+            for name, row in rows.items()
+        )
+        + f" (ten exports of 100, each re-sending 20). The realistic Claude Code session "
+        f"below sends {session['records'] / session['exports']:.1f} records an export (logs "
+        f"and spans every 5 s, metrics every 60 s): there "
+        f"each record costs {session['reads_per_record']:g} read and "
+        f"{session['writes_per_record']:g} written, far above the goal, because every export "
+        f"reads its session and index head and writes a chunk, the head and the session "
+        f"whatever it holds ({session['reads_per_export']:g} read and "
+        f"{session['writes_per_export']:g} written an export)"
+    )
+
+
+KINDS = ("reads", "writes")
+TELEMETRY_TARGET = Target(
+    f"Ingestion through the OTLP endpoints at most {TELEMETRY_MAX} documents read and "
+    f"{TELEMETRY_MAX} written per new log record and per new span",
+    _telemetry_goal,
+    "Claude Code-shaped log records (`benchmarks/telemetry.py`), a call's result sent 30 "
+    "records after its decision, so that many calls are merged across exports: a merge "
+    "costs one more read, of the chunk holding the call.",
+)
+
+
 def _target_lines(results: Results) -> list[str]:
     lines = ["## How the targets stand", ""]
-    optional = [(ROUTING_TARGET, "routing"), (TRIAL_TARGET, "trials")]
+    optional = [
+        (ROUTING_TARGET, "routing"),
+        (TRIAL_TARGET, "trials"),
+        (TELEMETRY_TARGET, "telemetry"),
+    ]
     for target in [*TARGETS, *(t for t, section in optional if section in results)]:
         met, figures = target.measure(results)
         verdict = "met" if met else "not met in this run"
@@ -631,6 +677,126 @@ def _routing(results: Results) -> list[str]:
     )
 
 
+def _telemetry(results: Results) -> list[str]:
+    if "telemetry" not in results:
+        return []
+    telemetry = results["telemetry"]
+    goal = telemetry["goal_per_record"]
+    names = (
+        ("per_log_record", "log records (Claude Code's, merged by call)"),
+        ("per_span", "spans"),
+        ("per_metric_point", "metric points (delta token and cost)"),
+    )
+    rows = [
+        (
+            label,
+            _count(row["sent"]),
+            _count(row["new"]),
+            f"{row['reads']:g}",
+            f"{row['writes']:g}",
+            f"{row['deletes']:g}",
+            "met" if max(row["reads"], row["writes"]) <= goal else "NOT met",
+        )
+        for name, label in names
+        for row in [telemetry[name]]
+    ]
+    per_log = telemetry["per_log_record"]
+    session = telemetry["claude_code_session"]
+    whole, stored = session["session"], session["stored"]
+    signals = [
+        (
+            signal,
+            f"{row['exports']} ({row['exports_per_minute']:g})",
+            f"{row['records']} ({row['records_per_minute']:g})",
+            f"{row['reads_per_export']:g}",
+            f"{row['writes_per_export']:g}",
+            f"{row['reads_per_record']:.3f}",
+            f"{row['writes_per_record']:.3f}",
+        )
+        for signal, row in session["signals"].items()
+    ]
+    signals.append(
+        (
+            "all",
+            f"{whole['exports']} ({whole['exports_per_minute']:g})",
+            f"{whole['records']} ({whole['records_per_minute']:g})",
+            f"{whole['reads_per_export']:g}",
+            f"{whole['writes_per_export']:g}",
+            f"{whole['reads_per_record']:.3f}",
+            f"{whole['writes_per_record']:.3f}",
+        )
+    )
+    intervals = session["intervals_s"]
+    text = (
+        f"Per new record, each signal as ingestion per event is measured: ten exports of 100 "
+        f"into one session, each re-sending the previous export's last 20 (goal for log "
+        f"records and spans: at most {goal} read and {goal} written). Of the log records' "
+        f"{per_log['calls']} calls, {per_log['calls_merged_across_exports']} were decided in "
+        f"one export and finished in a later one, and so merged into the stored event; an "
+        f"export makes {per_log['firestore_calls_per_export']:g} Firestore calls."
+    )
+    replay = (
+        f"A realistic Claude Code session: the capture of one prompt "
+        f"(`tests/telemetry_samples/claude_code`: three failing Bash calls, four model "
+        f"requests) replayed as {session['prompts']} prompts over {session['minutes']:g} "
+        f"minutes, each with fresh ids, exported as Claude Code does by default (logs every "
+        f"{intervals['logs']} s, spans every {intervals['traces']} s, delta metrics every "
+        f"{intervals['metrics']} s), as OTLP/JSON through the endpoints. The session cost "
+        f"{whole['reads']:,} documents read, {whole['writes']:,} written and "
+        f"{whole['deletes']:,} deleted later ({whole['reads_per_prompt']:g} read and "
+        f"{whole['writes_per_prompt']:g} written a prompt), and holds {stored['events']} "
+        f"events after merges, {stored['tool_errors']} tool errors of the "
+        f"{stored['tool_errors_sent']} sent, {stored['turns_closed']} closed turns and "
+        f"${stored['cost_usd_kept']:.4f} of the ${stored['cost_usd_sent']:.4f} its requests "
+        f"reported. Exports (a minute) and records (a minute) per signal, documents per "
+        f"export and per record:"
+    )
+    header = ("signal", "exports", "records", "read / export", "written / export")
+    return [
+        *_section(
+            "Agents' telemetry through the OTLP endpoints",
+            text,
+            _table(("records", "sent", "new", "read", "written", "deleted (TTL)", "goal"), rows),
+        ),
+        "",
+        replay,
+        "",
+        *_table((*header, "read / record", "written / record"), signals),
+    ]
+
+
+def _cost_intervals(results: Results) -> list[str]:
+    if "cost_intervals" not in results:
+        return []
+    costs = results["cost_intervals"]
+    rows = [
+        (
+            f"{each['distribution']} (mean ${each['true_mean_usd']:.2f})",
+            row["sessions"],
+            f"{row['coverage']:.1%}",
+            f"{row['missed_below']:.1%}",
+            f"{row['coverage_t']:.1%}",
+            "poor" if row["poor"] else "",
+        )
+        for each in costs["distributions"]
+        for row in each["sizes"]
+    ]
+    poor = sum(row["poor"] for each in costs["distributions"] for row in each["sizes"])
+    cells = len(rows)
+    return _section(
+        "Mean tokens and cost per target: interval coverage",
+        f"The selection report's 95% interval on a target's mean session cost (normal, on the "
+        f"sample standard deviation, from the sums one aggregation query returns) against "
+        f"seeded session costs with a known mean, {costs['replications']:,} replications at "
+        f"each size (`benchmarks/costs.py`). Coverage is poor (under "
+        f"{costs['poor_below']:.0%}) in {poor} of {cells} cells: with skewed costs most "
+        "samples hold few of the costly sessions, so their mean and spread are both small and "
+        "the interval lies below the true mean (*missed below*). Student's t interval on the "
+        "same sums is beside it, for comparison only.",
+        _table(("session costs", "sessions", "coverage", "missed below", "t", "verdict"), rows),
+    )
+
+
 SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
     _warm_latency,
     _round_trip_table,
@@ -643,6 +809,8 @@ SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
     _bursts,
     _routing,
     _trials,
+    _telemetry,
+    _cost_intervals,
 )
 
 
