@@ -172,6 +172,10 @@ def bearer_token(authorization: str | None) -> str:
             "An Authorization: Bearer token is required.",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    # An OTLP exporter that does not URL-decode its headers variable (the JavaScript
+    # SDK's, which Claude Code and Gemini CLI use) sends the space as written: `%20`.
+    if authorization[:9].lower() == "bearer%20":
+        authorization = "Bearer " + authorization[9:]
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(

@@ -48,6 +48,7 @@ KEPT_ATTRIBUTES = frozenset(
         "metadata",
         "decision",
         "permission_mode",
+        "effort",
         "model",
         "prompt.id",
         "prompt_id",

@@ -99,12 +99,14 @@ def failed(event: Event) -> bool:
 
 
 def merged(first: Event, second: Event) -> Event:
-    """One event from two reports of the same call: every report kept under
-    `data.reports`, the latest time, failed if either says so, the first tool name and
-    error, and each usage figure the larger of the two (reports of one request repeat it)."""
+    """One event from two reports of the same call: every report named under
+    `data.reports` and every attribute either kept (the first's where both name one),
+    the latest time, failed if either says so, the first tool name and error, and each
+    usage figure the larger of the two (reports of one request repeat it)."""
     one, two = first.get("data") or {}, second.get("data") or {}
     data: dict[str, Any] = {**two, **one}
     data["reports"] = {**(two.get("reports") or {}), **(one.get("reports") or {})}
+    data["attributes"] = {**(two.get("attributes") or {}), **(one.get("attributes") or {})}
     for key in USAGE_KEYS:
         before, after = usage_of(first, key), usage_of(second, key)
         usage = {
@@ -131,15 +133,13 @@ def merged(first: Event, second: Event) -> Event:
 
 
 def fitted(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` within MAX_DATA_BYTES: the largest report's attributes dropped first, then
-    the largest reports, each cut marked."""
-    reports: dict[str, Any] = data.get("reports") or {}
-    while _size(data) > MAX_DATA_BYTES and any(
-        report.get("attributes") for report in reports.values()
-    ):
-        largest = max(reports.values(), key=lambda report: _size(report.get("attributes") or {}))
-        largest["attributes"] = {}
+    """`data` within MAX_DATA_BYTES: the largest attributes dropped first, then the
+    largest reports, each cut marked."""
+    attributes: dict[str, Any] = data.get("attributes") or {}
+    while _size(data) > MAX_DATA_BYTES and attributes:
+        del attributes[max(attributes, key=lambda name: _size(attributes[name]))]
         data["attributesCut"] = True
+    reports: dict[str, Any] = data.get("reports") or {}
     while _size(data) > MAX_DATA_BYTES and len(reports) > 1:
         del reports[max(reports, key=lambda name: _size(reports[name]))]
         data["reportsCut"] = True

@@ -108,6 +108,11 @@ def test_two_prompts_land_in_one_session_with_each_failing_call_once_and_an_end_
     reports = set().union(*(event["data"]["reports"] for event in merged))
     assert "log:tool_result" in reports, reports
     assert any(report.startswith("span:") for report in reports), "its spans were merged in"
+    latest = max(merged, key=lambda event: len(event["data"]["reports"]))
+    said = latest["data"]["attributes"]
+    assert said["permission_mode"] == "bypassPermissions", "the tool_decision log's"
+    assert said["error_type"] == "ShellError", "the tool_result log's"
+    assert said["gen_ai.tool.name"] == "Bash", "the tool span's"
 
     reported = model.reported
     usage = session["usage"]

@@ -317,6 +317,17 @@ def test_spans_that_cannot_be_events_are_reported_in_partial_success(psy: Psycho
     assert ExportTraceServiceResponse.FromString(empty.content) == ExportTraceServiceResponse()
 
 
+def test_a_bearer_header_whose_space_an_exporter_left_url_encoded_is_read(
+    psy: Psychologist,
+) -> None:
+    """`Authorization=Bearer%20TOKEN` in OTEL_EXPORTER_OTLP_HEADERS reaches us as written
+    from the JavaScript SDK (Claude Code, Gemini CLI), decoded from Python's."""
+    body = encode_spans(agent_run(failing=False)).SerializeToString()
+    reply = _post(psy, body, "application/x-protobuf", Authorization=f"Bearer%20{psy.member}")
+    assert reply.status_code == 200, reply.content
+    assert document(f"projects/{psy.project}/sessions/{CONVERSATION}")["event_count"] == 5
+
+
 def test_an_export_without_a_valid_token_is_refused_and_stores_nothing(psy: Psychologist) -> None:
     """The exporter's bearer header is checked as on every operation: a viewer's token is
     403 and the SDK reports the export as failed."""
