@@ -282,7 +282,7 @@ def _cost_interval_lines(costs: dict[str, Any]) -> list[str]:
     ]
     for each in costs["distributions"]:
         cells = ", ".join(
-            f"n={row['sessions']} {row['coverage']:.1%} (t {row['coverage_t']:.1%})"
+            f"n={row['sessions']} {row['coverage']:.1%} (normal {row['coverage_normal']:.1%})"
             + (" POOR" if row["poor"] else "")
             for row in each["sizes"]
         )

@@ -64,7 +64,7 @@ from functions.outcomes.estimators import (
     weighted,
     wilson,
 )
-from functions.outcomes.means import Mean, mean_interval
+from functions.outcomes.means import Mean, Sums, mean_interval
 from shared.errors import ApiError, ErrorCode, not_found
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow
@@ -485,7 +485,12 @@ def _counts(
     )
 
 
-SPENT_FIELDS = ("tokens", "tokens_sq", "cost_usd", "cost_usd_sq")
+SPENT = ("tokens", "cost_usd")
+SPENT_FIELDS = tuple(
+    field
+    for name in SPENT
+    for field in (name, f"{name}_sq", f"{name}_positive", f"log_{name}", f"log_{name}_sq")
+)
 
 
 def _spent_query(base: Any, key: str) -> Any:
@@ -495,15 +500,36 @@ def _spent_query(base: Any, key: str) -> Any:
     )
 
 
-def _sums_of(query: Any) -> Callable[[], dict[str, float]]:
-    """One aggregation query: how many, and the sum of each spent field."""
+AGGREGATIONS_PER_QUERY = 5
+"""Firestore's most aggregations in one query."""
 
-    def run() -> dict[str, float]:
-        aggregation = query.count(alias="sessions")
-        for name in SPENT_FIELDS:
-            aggregation = aggregation.sum(name, alias=name)
+
+def _sums_of(query: Any) -> Callable[[], dict[str, float]]:
+    """How many, and the sum of each spent field, in aggregation queries of at most
+    AGGREGATIONS_PER_QUERY each (3)."""
+    wanted = ("sessions", *SPENT_FIELDS)
+    groups = [
+        wanted[start : start + AGGREGATIONS_PER_QUERY]
+        for start in range(0, len(wanted), AGGREGATIONS_PER_QUERY)
+    ]
+
+    def aggregated(names: tuple[str, ...]) -> dict[str, float]:
+        aggregation: Any = None
+        for name in names:
+            if name == "sessions":
+                aggregation = query.count(alias=name)
+            elif aggregation is None:
+                aggregation = query.sum(name, alias=name)
+            else:
+                aggregation = aggregation.sum(name, alias=name)
         [results] = aggregation.get()
         return {result.alias: float(result.value or 0) for result in results}
+
+    def run() -> dict[str, float]:
+        found: dict[str, float] = {}
+        for names in groups:
+            found.update(aggregated(names))
+        return found
 
     return run
 
@@ -516,9 +542,24 @@ def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
     """A target's mean tokens and cost per joined session that reported them, with 95%
     intervals."""
     sessions = int(sums.get("sessions", 0))
-    tokens = mean_interval(sessions, sums.get("tokens", 0.0), sums.get("tokens_sq", 0.0))
-    cost = mean_interval(sessions, sums.get("cost_usd", 0.0), sums.get("cost_usd_sq", 0.0))
-    return {"sessions": sessions, "tokens": _mean_view(tokens), "costUsd": _mean_view(cost)}
+
+    def of(name: str) -> Mean:
+        return mean_interval(
+            Sums(
+                sessions,
+                sums.get(name, 0.0),
+                sums.get(f"{name}_sq", 0.0),
+                int(sums.get(f"{name}_positive", 0)),
+                sums.get(f"log_{name}", 0.0),
+                sums.get(f"log_{name}_sq", 0.0),
+            )
+        )
+
+    return {
+        "sessions": sessions,
+        "tokens": _mean_view(of("tokens")),
+        "costUsd": _mean_view(of("cost_usd")),
+    }
 
 
 def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> dict[str, Any]:

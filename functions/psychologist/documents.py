@@ -257,9 +257,16 @@ class Spent(TypedDict):
     """The session's input and output tokens (cached input included), as its telemetry
     reported them (`sessions.usage`, else `metered`)."""
     tokens_sq: NotRequired[float]
+    tokens_positive: NotRequired[float]
+    """1 when `tokens` is above 0; then `log_tokens` and its square are set."""
+    log_tokens: NotRequired[float]
+    log_tokens_sq: NotRequired[float]
     cost_usd: NotRequired[float]
     """0 when the source reports tokens but no cost."""
     cost_usd_sq: NotRequired[float]
+    cost_usd_positive: NotRequired[float]
+    log_cost_usd: NotRequired[float]
+    log_cost_usd_sq: NotRequired[float]
 
 
 class Outcome(Spent):

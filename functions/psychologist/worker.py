@@ -9,6 +9,7 @@ analysis is still this worker's.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -539,19 +540,30 @@ def session_outcomes(
 
 
 def spent(session: Session) -> Spent:
-    """What the session's telemetry says it spent, as its outcome records keep it."""
+    """What the session's telemetry says it spent, as its outcome records keep it: each
+    figure, its square, and where positive its logarithm and the log's square, which the
+    report sums into a mean and its interval (`functions.outcomes.means`)."""
     usage = session.get("usage") or session.get("metered") or {}
     if "input_tokens" not in usage and "output_tokens" not in usage:
         return {"usage_reported": 0}
     tokens = int(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
     cost = float(usage.get("cost_usd", 0.0))
-    return {
+    found: Spent = {
         "usage_reported": 1,
         "tokens": tokens,
         "tokens_sq": float(tokens) * tokens,
+        "tokens_positive": float(tokens > 0),
         "cost_usd": cost,
         "cost_usd_sq": cost * cost,
+        "cost_usd_positive": float(cost > 0),
     }
+    if tokens > 0:
+        found["log_tokens"] = math.log(tokens)
+        found["log_tokens_sq"] = math.log(tokens) ** 2
+    if cost > 0:
+        found["log_cost_usd"] = math.log(cost)
+        found["log_cost_usd_sq"] = math.log(cost) ** 2
+    return found
 
 
 def outcome_changes(outcome: Outcome) -> Changes:
