@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -99,16 +99,20 @@ def test_a_malformed_event_is_refused_with_its_path(
     assert path in [issue["path"] for issue in reply.json()["issues"]]
 
 
-def test_an_ended_session_takes_no_new_event_but_answers_a_replayed_batch(
+def test_an_ended_session_takes_no_event_after_its_end_but_keeps_a_late_flush(
     psy: Psychologist,
 ) -> None:
-    """A new event for an ended session is 409; a batch it already holds, sent again (an
+    """An event dated after an ended session's end is 409; one dated before it (an agent's
+    last telemetry, flushed as it exits) is kept; a batch it already holds, sent again (an
     exporter's retry), is answered as duplicates."""
     log = Log()
     first = [log.add("dev-api", "message")]
     psy.ingest(SESSION, first)
     psy.end(SESSION, "closed")
-    assert psy.ingest(SESSION, [log.add("dev-api", "message")]).status_code == 409
+    after = Log(start=datetime.now(UTC) + timedelta(hours=1)).add("dev-api", "message")
+    assert psy.ingest(SESSION, [after]).status_code == 409
+    late = psy.ingest(SESSION, [log.add("dev-api", "message")])
+    assert late.json() == {"accepted": 1, "duplicates": 0}
     assert psy.ingest(SESSION, first).json() == {"accepted": 0, "duplicates": 1}
 
 

@@ -33,9 +33,12 @@ FIELDS = {
     "analysis_id",
     "hypothesis_ids",
     "model_versions",
+    "usage_reported",
     "analysed_at",
     "expires_at",
 }
+"""A session fed by the events endpoint reports no tokens: `usage_reported` is 0 and the
+spent figures are absent."""
 
 
 def outcomes(psy: Psychologist) -> dict[str, dict[str, Any]]:
