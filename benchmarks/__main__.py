@@ -19,6 +19,7 @@ from benchmarks.costs import cost_intervals
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
 from benchmarks.job_costs import job_costs
+from benchmarks.launch import PAIRS, launch_overhead
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
@@ -44,6 +45,7 @@ SECTIONS = (
     "trials",
     "telemetry",
     "cost_intervals",
+    "launch",
 )
 
 
@@ -56,6 +58,12 @@ def _write(out: Path, results: dict[str, Any]) -> None:
     """Keep what is measured so far: a phase that fails leaves the others' figures."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _quiet(host: Any) -> None:
+    """Wait until the host has handled every trigger that the writes so far caused."""
+    host.delivered_probe(30)
+    host.in_flight.wait_idle(60)
 
 
 def _phase(name: str) -> None:
@@ -193,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
                 "the selection report's mean-cost interval on skewed simulated costs: "
                 "2,000 replications at 5, 10, 30 and 100 sessions",
                 cost_intervals,
+            ),
+            (
+                "launch",
+                f"what evidencia launch adds before Claude Code's first model request: "
+                f"{PAIRS} launched and {PAIRS} direct runs, interleaved (about 3 min)",
+                lambda: launch_overhead(seeded, host_url(), lambda: _quiet(host)),
             ),
         )
         for section, label, measure in phases:

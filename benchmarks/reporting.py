@@ -290,6 +290,26 @@ def _cost_interval_lines(costs: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _launch_lines(launch: dict[str, Any]) -> list[str]:
+    added, beyond = launch["added"], launch["beyond_gemini"]
+    lines = [
+        f"evidencia launch before Claude Code's first model request, {launch['pairs']} pairs "
+        f"(direct p50 {launch['direct']['p50_ms']:.0f} ms, launched "
+        f"{launch['launched']['p50_ms']:.0f} ms): adds p50 {added['p50_ms']:.0f} ms, p95 "
+        f"{added['p95_ms']:.0f} ms; beyond the Gemini call p50 {beyond['p50_ms']:.0f} ms "
+        f"(goal at most {launch['goal_s'] * 1000:.0f} ms: {'met' if launch['met'] else 'NOT met'})"
+    ]
+    for part, row in launch["parts"].items():
+        lines.append(f"  {part:14} p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms")
+    reads = launch["wait_reads"]
+    lines.append(
+        f"  wait: {reads['polls_p50']} polls (at most {reads['polls_max']}), "
+        f"{reads['reads_p50']} documents read (at most {reads['reads_max']}); a listener "
+        f"{reads['listener_reads_p50']}"
+    )
+    return lines
+
+
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (("warm_latency", "round_trips", "job_costs"), _warm_lines),
     (("throughput",), lambda results: _throughput_lines(results["throughput"])),
@@ -302,6 +322,7 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("trials",), lambda results: _trial_lines(results["trials"])),
     (("telemetry",), lambda results: _telemetry_lines(results["telemetry"])),
     (("cost_intervals",), lambda results: _cost_interval_lines(results["cost_intervals"])),
+    (("launch",), lambda results: _launch_lines(results["launch"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
 results file prints the tables it has."""

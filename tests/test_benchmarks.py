@@ -4,12 +4,17 @@ documents each reads or writes; the bench prints the tables of the sections it m
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from google.cloud.firestore_v1 import FieldFilter
+from google.cloud.firestore_v1.types import Document, Write
 
 from benchmarks.counting import CallCounter
+from benchmarks.launch import RequestLines, ThreadReads
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from shared.clients import db
@@ -81,3 +86,39 @@ def test_a_run_of_some_sections_prints_the_tables_it_has() -> None:
     assert "research_status" in printed
     assert "Warm latency" not in printed
     assert table(recorded).startswith("Warm latency")
+
+
+@pytest.mark.pure
+def test_a_launch_run_alone_prints_the_launchers_table() -> None:
+    recorded = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    printed = table({"launch": recorded["launch"]}).splitlines()
+    assert printed[0].startswith("evidencia launch before Claude Code's first model request")
+    assert any(line.strip().startswith("wait:") and "a listener" in line for line in printed)
+
+
+@pytest.mark.pure
+def test_each_request_line_takes_the_documents_its_own_thread_read() -> None:
+    """The launcher's polls are counted apart from the worker freezing the evaluation on
+    another thread at the same time."""
+    reads = ThreadReads()
+    lines = RequestLines(reads, offset=0.0)
+    get = SimpleNamespace(method="/google.firestore.v1.Firestore/BatchGetDocuments")
+    commit = SimpleNamespace(method="/google.firestore.v1.Firestore/Commit")
+    evaluation = "projects/p/databases/(default)/documents/orgs/o/agents/a/evaluations/7"
+
+    def worker() -> None:
+        reads._count(get, SimpleNamespace(documents=["x"] * 5))
+        write = Write(update=Document(name=evaluation))
+        reads._count(commit, SimpleNamespace(writes=[write]))
+
+    reads._count(get, SimpleNamespace(documents=["summary", "details"]))
+    other = threading.Thread(target=worker)
+    other.start()
+    other.join()
+    record = logging.LogRecord("evidencia", logging.INFO, "", 0, "GET /x/7 409", None, None)
+    record.httpRequest = {"latency": "0.012000s"}
+    lines.handle(record)
+
+    [line] = lines.lines
+    assert (line.method, line.status, line.reads, line.latency_s) == ("GET", 409, 2, 0.012)
+    assert reads.evaluation_writes == [evaluation]

@@ -37,3 +37,17 @@ def test_a_slower_warm_status_makes_the_page_stale_and_its_target_unmet(
     assert "not met in this run" in warm
     assert "`research_status` 1.50" in warm
     assert performance.write(check=True) == 1
+
+
+def test_a_launcher_slower_than_a_second_beyond_its_gemini_call_is_not_met(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = json.loads(performance.RESULTS.read_text(encoding="utf-8"))
+    results["launch"]["beyond_gemini"]["p50_ms"] = 1250.0
+    slower = tmp_path / "results.json"
+    slower.write_text(json.dumps(results), encoding="utf-8")
+    monkeypatch.setattr(performance, "RESULTS", slower)
+    targets = performance.render().split("## Warm latency")[0].splitlines()
+    (launch,) = [line for line in targets if line.startswith("- **`evidencia launch` adds")]
+    assert "not met in this run" in launch
+    assert "p50 1250 ms beyond the Gemini call" in launch
