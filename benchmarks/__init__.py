@@ -9,7 +9,9 @@ and writes the same figures as JSON to `benchmarks/results.json`. Never deployed
 
 Modules: `seeding` (tenants, tokens, data), `processes` (functions started as their own
 processes), `counting` (round trips), `measuring` (latency, round trips, cold starts),
-`growth` (size and pipeline), `reporting`
-(statistics and the table), `floor` (the floor functions). Gemini is answered by the
+`growth` (size and pipeline), `telemetry` (the agents' telemetry through the OTLP
+endpoints), `costs` (the mean-cost interval's coverage), `launch` (what `evidencia
+launch` adds before an agent's first model request), `routing` and `trials` (the loop's
+simulations), `reporting` (statistics and the table), `floor` (the floor functions). Gemini is answered by the
 local development model (`cli/local_model.py`), the one `serve --local-model` uses.
 """

@@ -57,9 +57,10 @@ from ulid import ULID
 WAIT_S = 210.0
 """AgentConnect's worker lease (180 s by default, `AGENTCONNECT_LEASE_SECONDS`) and a
 margin: an evaluation still not frozen by then is not waited for."""
-FIRST_POLL_S, LONGEST_POLL_S = 0.1, 0.5
-"""The wait reads the evaluation after 0.1 s, then 1.5 times later each time, at most
-every 0.5 s: one read per poll, at most half a second late."""
+FIRST_POLL_S, LONGEST_POLL_S = 0.2, 0.5
+"""The wait first reads the evaluation 0.2 s after the start (a freeze takes about 0.1 s,
+so that one read usually finds it frozen: no more reads than a listener's), then 1.5
+times later each time, at most every 0.5 s, so at most half a second late."""
 PROGRESS_EVERY_S = 5.0
 HTTP_TIMEOUT_S = 30.0
 USAGE, API_FAILED, UNSUPPORTED, NOT_INSTALLED = 2, 125, 126, 127
@@ -503,6 +504,7 @@ class Launcher:
         deadline, said = started + self.wait_s, started
         pause = FIRST_POLL_S
         self.say(f"evidencia launch: waiting for the choice of session seq {seq}")
+        time.sleep(pause)
         while True:
             status, body = self.api.call("GET", path, token=session_token)
             if status == HTTPStatus.OK:
