@@ -14,6 +14,7 @@ import pytest
 
 from functions.mcp.tools import TOOLS
 from tests.api import Api, World
+from tests.npm_locked import npm_ci
 from tests.test_mcp import REFUSAL
 
 CLIENT = Path(__file__).with_name("mcp_client")
@@ -25,14 +26,7 @@ def node() -> str:
     """Node.js with the client's locked packages installed."""
     found = shutil.which("node")
     assert found is not None, "the TypeScript MCP client's test needs Node.js 20 or newer"
-    installed = CLIENT / "node_modules" / ".package-lock.json"
-    lock = CLIENT / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        npm = shutil.which("npm")
-        assert npm is not None, "installing the TypeScript MCP client needs npm"
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--silent"], cwd=CLIENT, check=True, timeout=300
-        )
+    npm_ci(CLIENT, "installing the TypeScript MCP client")
     return found
 
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from tests.npm_locked import npm_ci
 
 PACKAGE = Path(__file__).with_name("claude-code")
 VERSION = "2.1.332"
@@ -43,17 +44,7 @@ could leave this machine anyway). `IS_SANDBOX` lets `bypassPermissions` run as r
 def ensure_installed() -> Path:
     """The `claude` executable, its locked package installed with `npm ci` if it is not yet
     (or the lock is newer than the install)."""
-    installed = PACKAGE / "node_modules" / ".package-lock.json"
-    lock = PACKAGE / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        npm = shutil.which("npm")
-        assert npm is not None, "installing Claude Code needs npm"
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--silent"],
-            cwd=PACKAGE,
-            check=True,
-            timeout=600,
-        )
+    npm_ci(PACKAGE, "installing Claude Code")
     linked = PACKAGE / "node_modules" / ".bin" / "claude"
     machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
     arch = machine.get(platform.machine().lower(), platform.machine().lower())

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.npm_locked import npm_ci
 
 PACKAGE = Path(__file__).with_name("gemini-cli")
 VERSION = "0.61.0"
@@ -61,17 +62,7 @@ class Telemetry:
 def gemini_cli() -> Path:
     """The `gemini` command of the locked package, installed by `npm ci` when missing or
     older than the lock file."""
-    installed = PACKAGE / "node_modules" / ".package-lock.json"
-    lock = PACKAGE / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        npm = shutil.which("npm")
-        assert npm is not None, "running Gemini CLI needs Node.js 20 or newer and npm"
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--silent"],
-            cwd=PACKAGE,
-            check=True,
-            timeout=600,
-        )
+    npm_ci(PACKAGE, "running Gemini CLI")
     return PACKAGE / "node_modules" / ".bin" / "gemini"
 
 
