@@ -144,7 +144,9 @@ def test_a_run_killed_mid_turn_ends_abnormally_as_a_turn_that_never_closed(
 ) -> None:
     configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="2")
     session_id = str(uuid.uuid4())
-    model.use_tool("Bash", {"command": "python3 -c 'import time; time.sleep(60)'"})
+    # Long enough to be killed in, short enough that the command Claude Code ran in a
+    # session of its own (which its kill does not reach) ends soon after the test.
+    model.use_tool("Bash", {"command": "python3 -c 'import time; time.sleep(20)'"})
     quick = {
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "OTEL_LOGS_EXPORT_INTERVAL": "200",
