@@ -12,9 +12,9 @@ It behaves as Google documents the service for the requested model's profile
   budget model, both a level and a budget, a budget of 0 where thinking cannot be off,
   `maxOutputTokens` above the model's limit;
 - thought tokens are spent from `maxOutputTokens` (MINIMAL 0, LOW 128, MEDIUM 1,024, HIGH
-  4,096; a budget up to 2,048; no thinking setting: the profile's default): when they use
-  it all the answer is `MAX_TOKENS` with no content, and `thoughtsTokenCount` is in the
-  usage;
+  4,096; a budget up to 2,048; no thinking setting: the profile's default, which for
+  2.5 Flash-Lite is no thinking): when they use it all the answer is `MAX_TOKENS` with no
+  content, and `thoughtsTokenCount` is in the usage;
 - the usage counts the request's own tokens (about four characters a token), and
   `cachedContentTokenCount` reports the prefix this request shares with an earlier one to
   the same model when it reaches the model's implicit-cache minimum;
@@ -549,7 +549,7 @@ def thoughts_spent(profile: ModelProfile, request: Recorded) -> int:
         return DYNAMIC_THOUGHTS if budget < 0 else min(int(budget), DYNAMIC_THOUGHTS)
     if profile.thinking.control == Control.LEVEL:
         return THOUGHTS_BY_LEVEL[profile.thinking.default_level or "HIGH"]
-    return DYNAMIC_THOUGHTS
+    return DYNAMIC_THOUGHTS if profile.thinking.thinks_unasked else 0
 
 
 def _shared_prefix(a: str, b: str) -> int:

@@ -46,6 +46,8 @@ class Thinking:
     """Accepted `thinkingBudget` values other than 0 (off) and -1 (dynamic)."""
     can_disable: bool = False
     """Whether `thinkingBudget: 0` turns thinking off."""
+    thinks_unasked: bool = True
+    """Whether a budget-controlled model thinks (dynamically) when a request sets no budget."""
 
     @property
     def budgets(self) -> tuple[int, int]:
@@ -139,11 +141,17 @@ def _gemini_3(name: str, family: str, thinking: Thinking, stage: str = "ga") -> 
 def _gemini_2_5(
     name: str, family: str, budget: tuple[int, int], can_disable: bool, retired: bool
 ) -> ModelProfile:
+    thinking = Thinking(
+        Control.BUDGET,
+        budget_range=budget,
+        can_disable=can_disable,
+        thinks_unasked=name != "gemini-2.5-flash-lite",
+    )
     return ModelProfile(
         name=name,
         family=family,
         stage="ga",
-        thinking=Thinking(Control.BUDGET, budget_range=budget, can_disable=can_disable),
+        thinking=thinking,
         logprobs=frozenset({Backend.VERTEX}),
         send_temperature=True,
         cache_min_tokens=2_048,

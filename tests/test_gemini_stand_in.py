@@ -387,6 +387,23 @@ def test_count_tokens_counts_the_request_as_the_usage_does(
     assert len(gemini_server.requests) == 1, "countTokens is not a generation"
 
 
+@pytest.mark.parametrize(("budget", "thoughts"), [(None, None), (-1, 2_048), (1_024, 1_024)])
+def test_2_5_flash_lite_thinks_only_when_a_request_gives_it_a_budget(
+    gemini_server: GeminiTestServer, budget: int | None, thoughts: int | None
+) -> None:
+    """Google's thinking budgets table: 2.5 Flash-Lite does not think by default
+    (https://ai.google.dev/gemini-api/docs/thinking)."""
+    gemini_server.answer_text("ok")
+    config = types.GenerateContentConfig(
+        thinking_config=None if budget is None else types.ThinkingConfig(thinking_budget=budget)
+    )
+    reply = gemini().models.generate_content(
+        model="gemini-2.5-flash-lite", contents="Hi.", config=config
+    )
+    assert reply.usage_metadata is not None
+    assert reply.usage_metadata.thoughts_token_count == thoughts
+
+
 def ask_json(schema: dict[str, Any], prompt: str = "Who speaks next?") -> Any:
     config = types.GenerateContentConfig(
         response_mime_type="application/json", response_json_schema=schema
