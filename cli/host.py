@@ -354,8 +354,17 @@ def running_hosts() -> dict[int, str]:
     return found
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl-C, a stop, and a closed terminal: each stops the host and what it started."""
+_STOPPING = threading.Event()
+
+
 def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+    """Stops the host at the first signal; a second one (Ctrl-C pressed twice) must not
+    cut its clean-up short and strand the emulator."""
+    if not _STOPPING.is_set():
+        _STOPPING.set()
+        raise KeyboardInterrupt
 
 
 def flow_models(config: Settings) -> dict[str, str]:
@@ -405,8 +414,8 @@ def serve(port: int, local_model: bool = False) -> None:
     from shared.instance import settings
 
     logs.setup()
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, _interrupt)  # SIGINT also when started in the background
     listener = bind(port)
     host: LocalHost | None = None
     model = _use_local_model() if local_model else None

@@ -161,6 +161,37 @@ def test_serve_accepts_an_emulator_that_delivers_its_triggers(tmp_path: Path) ->
         delivering.stop()
 
 
+@pytest.mark.parametrize(
+    "signals", [(signal.SIGINT, signal.SIGTERM), (signal.SIGHUP,)], ids=["twice", "hangup"]
+)
+def test_a_host_stopped_by_a_second_signal_or_a_closed_terminal_still_stops_its_emulator(
+    tmp_path: Path, signals: tuple[signal.Signals, ...]
+) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [str(EVIDENCIA), "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=environment(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    with process.stderr:
+        for line in process.stderr:
+            if line.startswith("FIRESTORE_EMULATOR_HOST="):
+                break
+        for sent in signals:
+            process.send_signal(sent)
+        said = process.stderr.read()
+        process.wait(timeout=30)
+    left = processes_naming(f"--functions_emulator=127.0.0.1:{port}")
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert (process.returncode, "Traceback" in said, left) == (0, False, []), said
+    assert list(tmp_path.glob("evidencia-serve-*.json")) == []
+
+
 @pytest.mark.pure
 def test_tools_count_only_the_hosts_started_from_their_own_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
