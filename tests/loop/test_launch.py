@@ -253,6 +253,7 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
         [assigned] = launched["trials"]
         assert assigned["trialId"] == trial
         arms[assigned["arm"]] += 1
+        launcher.settled_analysis(ran.session_id)  # its outcome record is written as it settles
 
     report = launcher.loop.report()
     assert report["sessions"]["joined"] == 12, report["sessions"]
