@@ -456,7 +456,6 @@ def serve(port: int, local_model: bool = False) -> None:
 
 PROBE_TRIGGER = "evidencia_delivery_probe"
 PROBE_COLLECTION = "evidencia_delivery_probes"
-PROBE_WAIT_S = 10.0
 
 
 class Probes:
@@ -486,7 +485,9 @@ def suitable_emulator_command(port: int) -> str:
 def check_delivery(host: LocalHost) -> None:
     """Fail unless the emulator delivers document-created events to this host: a probe
     document is created and its event must arrive."""
-    if not host.delivered_probe(PROBE_WAIT_S):
+    from shared.instance import settings
+
+    if not host.delivered_probe(settings().delivery_probe_s):
         raise HostError(
             f"The Firestore emulator at {host.emulator.host} does not deliver trigger events to "
             f"this host (port {host.port}), so runs, analyses and evaluations would never start. "

@@ -141,6 +141,9 @@ class Settings:
     Gemini's Batch API where the backend takes one; `off` always asks the standard way."""
     psychologist_batch_deadline_s: int
     schedule_interval_s: float
+    delivery_probe_s: float
+    """How long the local host waits for the emulator to deliver its probe document's
+    event before it refuses an emulator that does not deliver triggers."""
     agentconnect_raw_text_limit: int
     agentconnect_details_retention_hours: int
     agentconnect_session_token_hours: int
@@ -319,6 +322,7 @@ def _read(env: Environ) -> Settings:
             "batch falls back before it is read",
         ),
         schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 30.0),
+        delivery_probe_s=_positive(env, "DELIVERY_PROBE_S", 10.0, "the probe's event needs time"),
         agentconnect_raw_text_limit=_bounded(
             env,
             "AGENTCONNECT_RAW_TEXT_LIMIT",

@@ -122,6 +122,7 @@ def test_the_least_count_that_can_work_is_accepted(name: str, field: str, floor:
 DURATIONS = [
     ("PSYCHOLOGIST_CALL_SECONDS", "psychologist_call_seconds"),
     ("FIRESTORE_TIMEOUT_S", "firestore_timeout_s"),
+    ("DELIVERY_PROBE_S", "delivery_probe_s"),
 ]
 
 
@@ -143,6 +144,7 @@ FLOATS = [
     "PSYCHOLOGIST_CALL_SECONDS",
     "SCHEDULE_INTERVAL_S",
     "FIRESTORE_TIMEOUT_S",
+    "DELIVERY_PROBE_S",
 ]
 
 
