@@ -15,6 +15,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -356,14 +357,15 @@ def running_hosts() -> dict[int, str]:
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Ctrl-C, a stop, and a closed terminal: each stops the host and what it started."""
-_STOPPING = threading.Event()
+_STOPPING: list[int] = []
+"""The stop signal received, once one has been."""
 
 
-def _interrupt(_signum: int, _frame: object) -> None:
+def _interrupt(signum: int, _frame: object) -> None:
     """Stops the host at the first signal; a second one (Ctrl-C pressed twice) must not
     cut its clean-up short and strand the emulator."""
-    if not _STOPPING.is_set():
-        _STOPPING.set()
+    if not _STOPPING:
+        _STOPPING.append(signum)
         raise KeyboardInterrupt
 
 
@@ -442,7 +444,8 @@ def serve(port: int, local_model: bool = False) -> None:
         _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
         _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)
-        threading.Event().wait()
+        while True:
+            time.sleep(0.5)  # waking now and then runs the handler of a signal another thread took
     except KeyboardInterrupt:
         pass
     finally:
