@@ -139,19 +139,23 @@ def _gemini_3(name: str, family: str, thinking: Thinking, stage: str = "ga") -> 
 
 
 def _gemini_2_5(
-    name: str, family: str, budget: tuple[int, int], can_disable: bool, retired: bool
+    name: str,
+    family: str,
+    budget: tuple[int, int],
+    can_disable: bool,
+    retired: bool,
+    thinks_unasked: bool = True,
 ) -> ModelProfile:
-    thinking = Thinking(
-        Control.BUDGET,
-        budget_range=budget,
-        can_disable=can_disable,
-        thinks_unasked=name != "gemini-2.5-flash-lite",
-    )
     return ModelProfile(
         name=name,
         family=family,
         stage="ga",
-        thinking=thinking,
+        thinking=Thinking(
+            Control.BUDGET,
+            budget_range=budget,
+            can_disable=can_disable,
+            thinks_unasked=thinks_unasked,
+        ),
         logprobs=frozenset({Backend.VERTEX}),
         send_temperature=True,
         cache_min_tokens=2_048,
@@ -186,7 +190,12 @@ PROFILES: dict[str, ModelProfile] = {
         _gemini_2_5("gemini-2.5-flash", "Gemini 2.5 Flash", (1, 24_576), True, retired=True),
         _gemini_2_5("gemini-2.5-pro", "Gemini 2.5 Pro", (128, 32_768), False, retired=True),
         _gemini_2_5(
-            "gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", (512, 24_576), True, retired=False
+            "gemini-2.5-flash-lite",
+            "Gemini 2.5 Flash-Lite",
+            (512, 24_576),
+            True,
+            retired=False,
+            thinks_unasked=False,
         ),
     )
 }
