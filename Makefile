@@ -48,9 +48,15 @@ chromium:
 	elif sudo -n true 2>/dev/null; then $(CHROMIUM_INSTALLING); sudo $(APT_CHROMIUM); \
 	else $(CHROMIUM_MISSING); fi
 
+# The suite runs on every core with pytest-xdist, each worker with its own emulator, Gemini
+# and Anthropic stand-ins and host (tests/conftest.py). Its tests wait on the network and
+# on subprocesses a third of the time, so one worker more than the cores keeps them busy;
+# TEST_WORKERS=0 runs it in one process. Idle workers take tests from busy ones' queues.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+
 test: lint chromium
 	$(BIN)/evidencia doctor
-	$(BIN)/pytest --cov --cov-report=term
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations=20 --cov --cov-report=term
 
 # The pure tests alone (no emulator, browser, subprocess or network): the inner loop.
 test-fast: $(STAMP)

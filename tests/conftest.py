@@ -93,11 +93,25 @@ def pure_stays_pure(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
         _forbid_services(monkeypatch)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A test worker is done (pytest-xdist): the run checks its queries and writes too."""
+    recorded = getattr(node, "workeroutput", {}).get("firestore")
+    if recorded is not None:
+        QUERIES.absorb(recorded["queries"])
+        COMMITS.absorb(recorded["commits"])
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when a document the suite wrote is over Firestore's 1 MiB, when a query
     it sent has no index in production, or when a composite index serves no query (so that
     deleting any index turns the check red). Indexes are checked on a whole run only: a
-    selection of tests sends a selection of queries."""
+    selection of tests sends a selection of queries. A test worker hands what it recorded
+    to the run, which checks every worker's together."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["firestore"] = {"queries": QUERIES.exported(), "commits": COMMITS.exported()}
+        return
     if exitstatus != 0:
         return
     found = oversized(COMMITS)
@@ -118,6 +132,12 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulator_modu
     """The emulator named by FIRESTORE_EMULATOR_HOST, or one started from the SDK's jar."""
     os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if external and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        pytest.exit(
+            f"FIRESTORE_EMULATOR_HOST={external} would be one database for every test worker: "
+            "run with TEST_WORKERS=0 (pytest -n 0), or unset it so each worker starts its own",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
     if external:
         yield emulator_module.Emulator(host=external)
         return

@@ -167,6 +167,16 @@ class QueryRecorder(
                 self.queries.append(StructuredQuery(query))
         return continuation(details, request)
 
+    def exported(self) -> list[bytes]:
+        """The distinct queries recorded, serialised: what a test worker hands the run."""
+        with self.lock:
+            return sorted({StructuredQuery.serialize(query) for query in self.queries})
+
+    def absorb(self, exported: list[bytes]) -> None:
+        """Add the queries another worker recorded."""
+        with self.lock:
+            self.queries += [StructuredQuery.deserialize(query) for query in exported]
+
 
 def problems(queries: list[StructuredQuery], indexes: Indexes) -> list[str]:
     """Every query no index serves, and every composite index no query needed."""

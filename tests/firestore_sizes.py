@@ -138,6 +138,22 @@ class CommitRecorder(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
             if entries > self.most_entries.get(group, (0, ""))[0]:
                 self.most_entries[group] = (entries, name)
 
+    def exported(self) -> dict[str, list[tuple[str, int, str]]]:
+        """The largest documents recorded, as plain lists: what a test worker hands the run."""
+        with self.lock:
+            return {
+                "largest": [(group, *kept) for group, kept in self.largest.items()],
+                "most_entries": [(group, *kept) for group, kept in self.most_entries.items()],
+            }
+
+    def absorb(self, exported: dict[str, list[tuple[str, int, str]]]) -> None:
+        """Keep, per collection group, the larger of this run's and another worker's."""
+        with self.lock:
+            for kept, key in ((self.largest, "largest"), (self.most_entries, "most_entries")):
+                for group, figure, name in exported[key]:
+                    if figure > kept.get(group, (0, ""))[0]:
+                        kept[group] = (figure, name)
+
 
 def oversized(recorder: CommitRecorder) -> list[str]:
     too_large = [

@@ -29,6 +29,9 @@ FRAMEWORK = Path(sys.executable).with_name("functions-framework")
 PROBE = """
 import json, os, sys
 
+import flask, google.cloud.firestore, jsonschema, pydantic
+
+assert not {"google.genai", "mcp"} & set(sys.modules)
 found = {}
 for name in sys.argv[1:]:
     read, write = os.pipe()
@@ -46,7 +49,9 @@ for name in sys.argv[1:]:
 print(json.dumps(found))
 """
 """One interpreter that forks a fresh child per entry point: each child imports `main`
-and its one entry, as a cold start does, and reports every module it then holds."""
+and its one entry, as a cold start does, and reports every module it then holds. The
+libraries the checks do not ask about (neither Gemini's nor the MCP SDK, which the
+parent is checked not to hold) are imported once, before the forks, not once a child."""
 
 
 @cache

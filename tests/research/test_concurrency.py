@@ -71,9 +71,16 @@ def hold_slots(research: Research, slots: range, until: datetime) -> None:
         )
 
 
+def hold_on_gemini(research: Research, times: int) -> None:
+    """The next runs wait on Gemini until the test's end opens its gates; a timed stall
+    would keep them, and the trigger deliveries queued behind them, for seconds after."""
+    for _ in range(times):
+        research.world.gemini.held_answer_json({})
+
+
 def asks_on_30_conversations_admit_exactly_3(research: Research, configure: Configure) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="3")
-    research.world.gemini.stall(5.0, times=3)
+    hold_on_gemini(research, 3)
     replies = at_once(
         [lambda c=c: research.ask(conversation_id=c) for c in conversations(research, 30)]
     )
@@ -90,7 +97,7 @@ def test_30_asks_at_once_on_one_conversation_admit_exactly_the_active_run_limit(
     research: Research, configure: Configure
 ) -> None:
     configure(RESEARCH_MAX_ACTIVE_RUNS="3")
-    research.world.gemini.stall(5.0, times=3)
+    hold_on_gemini(research, 3)
     replies = at_once([research.ask for _ in range(30)])
     admits_exactly_the_limit(research, replies)
     assert sorted(run["generation"] for run in runs_of(research)) == [1, 2, 3]
@@ -116,7 +123,7 @@ def test_an_ask_finds_the_one_free_slot_even_when_its_sample_misses_it(
         asked = research.ask()
         assert asked.status_code == 202, asked.text
         research.settled(asked.json()["run"]["id"])
-    research.world.gemini.stall(5.0)
+    hold_on_gemini(research, 1)
     held = research.ask()
     assert held.status_code == 202, held.text
     assert research.ask().status_code == 429
