@@ -10,7 +10,7 @@ from typing import Any
 
 from google.cloud.firestore_v1 import FieldFilter
 
-from tests.firestore_indexes import Indexes, Shape, problems, shape_of
+from tests.firestore_indexes import Indexes, QueryRecorder, Shape, problems, shape_of
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -126,3 +126,22 @@ def test_array_membership_is_served_only_by_an_array_field_of_the_index(
         "no index serves"
     )
     assert problems([query._to_protobuf()], indexes(tmp_path, array)) == []
+
+
+def test_a_workers_queries_are_checked_by_the_run_as_the_worker_recorded_them(
+    emulator: object, tmp_path: Path
+) -> None:
+    """Each test worker hands its queries to the run, which checks them all: one the
+    index serves and one it does not, each sent twice, are handed over once each."""
+    served = hypotheses().where(filter=FieldFilter("state", "==", "open")).order_by("createdAt")
+    unserved = hypotheses().where(filter=FieldFilter("createdAt", ">=", NOW)).order_by("agent")
+    worker = QueryRecorder()
+    worker.queries += [q._to_protobuf() for q in (served, unserved, served, unserved)]
+    run = QueryRecorder()
+    run.absorb(worker.exported())
+    known = indexes(
+        tmp_path, index("hypotheses", ("state", "ASCENDING"), ("createdAt", "ASCENDING"))
+    )
+    assert len(run.queries) == 2
+    assert problems(run.queries, known) == problems(worker.queries, known)
+    assert len(problems(run.queries, known)) == 1

@@ -46,6 +46,17 @@ def test_a_document_over_the_limit_is_reported(emulator: object) -> None:
     ]
 
 
+def test_the_run_reports_the_largest_document_whichever_worker_wrote_it(emulator: object) -> None:
+    small, large = CommitRecorder(), CommitRecorder()
+    small._measure(written("runs/s", {"rejected": "x" * 10}))
+    large._measure(written("runs/r", {"rejected": "x" * LIMIT}))
+    for workers in ((small, large), (large, small)):
+        run = CommitRecorder()
+        for worker in workers:
+            run.absorb(worker.exported())
+        assert oversized(run) == oversized(large) != []
+
+
 def test_index_entries_count_two_a_field_one_a_distinct_element_and_none_when_exempt(
     emulator: object,
 ) -> None:
