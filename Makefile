@@ -8,16 +8,22 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-fast lint chromium openapi bench capacity lock
 
+# uv installs the lock in parallel, in a few seconds where pip takes half a minute; it is
+# itself pinned with its hashes in the lock, and installed first by the venv's own pip.
+export UV_PIN := import re; print(re.search(r"^uv==.*?(?=\n\S)", open("requirements-test.lock").read(), re.M | re.S)[0])
+UV_PIP := $(BIN)/uv pip install --quiet --python $(BIN)/python
+
 $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+" >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python 3.11 or newer is required" >&2; exit 1; }
-	@echo "[1/3] creating $(VENV)"
+	@echo "[1/3] creating $(VENV), with the locked uv to install into it"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "[2/3] installing the locked dependencies and test tools (about 40 s the first time)"
-	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-test.lock
+	$(BIN)/python -c "$$UV_PIN" > $(VENV)/uv.txt
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(VENV)/uv.txt
+	@echo "[2/3] installing the locked dependencies and test tools (about 5 s the first time)"
+	$(UV_PIP) --require-hashes -r requirements-test.lock
 	@echo "[3/3] installing evidencia"
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(UV_PIP) --no-deps -e .
 	@touch $(STAMP)
 
 run: $(STAMP)
