@@ -9,10 +9,14 @@ import argparse
 import json
 import os
 import sys
+from functools import cache
 from importlib.metadata import version
 
 
+@cache
 def parser() -> argparse.ArgumentParser:
+    """Built once a process: argparse's construction (its messages looked up through
+    gettext's catalogues) costs more than any command it parses."""
     from cli import admin, deploy
 
     root = argparse.ArgumentParser(prog="evidencia", description=__doc__)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,7 +162,6 @@ def test_a_run_killed_mid_turn_ends_abnormally_as_a_turn_that_never_closed(
     finally:
         agent.send_signal(signal.SIGKILL)
         agent.wait(timeout=30)
-    time.sleep(0.5)
     assert wait_for(lambda: psy.sweep()["sessions"]) == [session_id]
     ended = document(f"projects/{psy.project}/sessions/{session_id}")
     assert (ended["state"], ended["cause"]) == ("closed_abnormally", "turn_never_closed")
