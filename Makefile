@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint chromium openapi bench capacity lock
+.PHONY: run test test-fast lint style chromium openapi bench capacity lock
 
 # uv installs the lock in parallel, in a few seconds where pip takes half a minute; it is
 # itself pinned with its hashes in the lock, and installed first by the venv's own pip.
@@ -32,10 +32,14 @@ run: $(STAMP)
 
 PRETTIER := prettier@3.10.1
 
-lint: $(STAMP)
+lint: style
+	$(BIN)/mypy
+
+# Every linter but mypy: `make test` runs mypy beside the suite instead, on the core the
+# suite's start leaves idle.
+style: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
 	$(BIN)/lint-imports
 	@command -v npx >/dev/null || { echo "error: checking the console's formatting needs Node.js (npx): 'sudo apt-get install -y nodejs npm'" >&2; exit 1; }
 	npx --yes $(PRETTIER) --check console/
@@ -60,9 +64,11 @@ chromium:
 # TEST_WORKERS=0 runs it in one process. Idle workers take tests from busy ones' queues.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
 
-test: lint chromium
+test: style chromium
 	$(BIN)/evidencia doctor
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations=20 --cov --cov-report=term
+	$(BIN)/mypy & mypy=$$!; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations=20 --cov --cov-report=term; \
+	tests=$$?; wait $$mypy && exit $$tests
 
 # The pure tests alone (no emulator, browser, subprocess or network): the inner loop.
 test-fast: $(STAMP)

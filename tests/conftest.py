@@ -26,12 +26,15 @@ BASE_ENV = {
     "GEMINI_API_KEY": "test-key",
     "GEMINI_ATTEMPTS": "3",
     "GEMINI_INITIAL_DELAY_S": "0.01",
-    "GEMINI_TIMEOUT_MS": "3000",
+    "GEMINI_TIMEOUT_MS": "30000",
     "AUTH_CACHE_SECONDS": "0",
     "PSYCHOLOGIST_GEMINI_BATCH": "off",
     "RESEARCH_SUPPORT_CHECK": "off",
 }
-"""An abnormal end's analysis is asked the standard way, so that it settles without a
+"""A Gemini call waits longer than any test holds one on a gate (a loaded machine's three
+workers once took over 3 s between a held call and its gate's opening, and the client's
+retry then took the next reply); the tests of timeouts set their own. An abnormal end's
+analysis is asked the standard way, so that it settles without a
 sweep, unless a test turns batches on (`tests/psychologist/test_batch.py`); a research
 run makes one Gemini call, so that tests of budgets, retries and faults count exactly
 theirs, unless a test turns the support check on (`tests/research/test_citations.py`)."""

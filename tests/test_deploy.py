@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -32,11 +34,25 @@ MODELS = {"RESEARCH_GEMINI_MODEL": "gemini-2.5-flash"}
 TARGET = Target("demo-p", "europe-west1", "eur3", MODELS)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The bundle's source folder and a fresh virtual environment made from its requirements."""
-    out = build_bundle(tmp_path_factory.mktemp("deploy") / "out")
-    venv = tmp_path_factory.mktemp("venv")
+    """The bundle's source folder and a fresh virtual environment made from its requirements,
+    read by its tests alone: made once a run, in the folder the test workers share (the
+    first makes it, the others wait on its lock), however the module's tests are shared."""
+    run = tmp_path_factory.getbasetemp()
+    shared = (run.parent if "PYTEST_XDIST_WORKER" in os.environ else run) / "deploy-bundle"
+    shared.mkdir(exist_ok=True)
+    out, venv, made = shared / "out", shared / "venv", shared / "made"
+    with (shared / "lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not made.exists():
+            _make_bundle(out, venv)
+            made.touch()
+    return out / "source", venv
+
+
+def _make_bundle(out: Path, venv: Path) -> None:
+    build_bundle(out)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run(
         [
@@ -49,7 +65,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         check=True,
         capture_output=True,
     )
-    return out / "source", venv
 
 
 def test_the_bundles_requirements_install_and_import_every_entry_point(
@@ -121,9 +136,15 @@ def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, 
     try:
         yield {name: f"http://127.0.0.1:{port}" for name, (_, port) in processes.items()}
     finally:
+        # gunicorn's quick shutdown: SIGTERM would have each wait out its graceful one.
         for process, _ in processes.values():
-            process.terminate()
-            process.wait(timeout=10)
+            process.send_signal(signal.SIGINT)
+        for process, _ in processes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
 
 
 def first_answer(method: str, url: str, **kwargs: Any) -> requests.Response:
