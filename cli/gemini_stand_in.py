@@ -574,6 +574,9 @@ class GeminiTestServer:
     """Answers when no scripted reply is left: a stand-in model that reads the prompt."""
     keep_requests: bool = True
     """Record every request (tests read them); off for a long-running local model."""
+    model_version: str | None = None
+    """Reported `modelVersion` of every answer whose reply names none, side requests'
+    included; the requested model's name with `-001` when None (as Gemini reports it)."""
     latency_s: float = 0.0
     """Every generateContent call takes at least this long."""
     refused_until: float = 0.0
@@ -849,7 +852,7 @@ class GeminiTestServer:
             usage["cachedContentTokenCount"] = cached
         body: dict[str, Any] = {
             "usageMetadata": usage,
-            "modelVersion": reply.model_version or f"{profile.name}-001",
+            "modelVersion": reply.model_version or self.model_version or f"{profile.name}-001",
             "responseId": "test-response",
         }
         if reply.block_reason:

@@ -42,8 +42,9 @@ _WORD = re.compile(r"[a-z][a-z0-9_-]{2,}")
 
 
 def start() -> GeminiTestServer:
-    """The local model, served on a free loopback port; it keeps no record of requests."""
-    server = GeminiTestServer(keep_requests=False)
+    """The local model, served on a free loopback port; it keeps no record of requests.
+    Its side answers (a research support check, a coding agent's router) name it too."""
+    server = GeminiTestServer(keep_requests=False, model_version=MODEL_VERSION)
     server.respond_with(answer)
     return server.start()
 

@@ -51,10 +51,13 @@ HYPOTHESES=$(api GET "/projects/$P/hypotheses?sessionId=$S&status=proposed" "$VI
 echo "$HYPOTHESES" | "$PYTHON" -c 'import json, sys
 for h in json.load(sys.stdin):
     print("-", h["agenteAlvo"] + ":", h["hipotese"], "(%s%%)," % h["confiancaPercent"], "cites", len(h["evidenceEventIds"]), "events")'
-H=$(echo "$HYPOTHESES" | field 0.id)
-CITED=$(echo "$HYPOTHESES" | "$PYTHON" -c 'import json, sys; print(",".join(json.load(sys.stdin)[0]["evidenceEventIds"]))')
+RETRIES=$(echo "$HYPOTHESES" | "$PYTHON" -c 'import json, sys
+found = [h for h in json.load(sys.stdin) if "retries a failing tool call" in h["hipotese"]]
+print(json.dumps(found[0]) if found else sys.exit("no hypothesis on the repeated tool errors"))')
+H=$(echo "$RETRIES" | field id)
+CITED=$(echo "$RETRIES" | "$PYTHON" -c 'import json, sys; print(",".join(json.load(sys.stdin)["evidenceEventIds"]))')
 
-step "6. audit: the events the first hypothesis cites, read back by id"
+step "6. audit: the events the hypothesis on repeated tool errors cites, read back by id"
 api GET "/projects/$P/sessions/$S/events?ids=$CITED" "$VIC" | "$PYTHON" -c 'import json, sys
 audit = json.load(sys.stdin)
 for e in audit["events"]:
@@ -64,7 +67,7 @@ if audit["missing"]:
 
 step "7. decide (admin): the hypothesis leaves the \"proposed\" filter"
 api POST "/projects/$P/hypotheses/$H/decision" "$OLGA" \
-  '{"status":"accepted","reason":"Seen it too: it closes tasks before the tests pass."}' | field decidedBy
+  '{"status":"accepted","reason":"The cited events bear it out: pytest failed three times and was run again unchanged."}' | field decidedBy
 LEFT=$(api GET "/projects/$P/hypotheses?sessionId=$S&status=proposed" "$VIC" | field "")
 echo "$LEFT" | H="$H" "$PYTHON" -c 'import json, os, sys
 ids = [h["id"] for h in json.load(sys.stdin)]

@@ -45,6 +45,8 @@ for ref in json.load(sys.stdin)["message"]["answer"]["answer"]["evidence"]:
     if cited not in held:
         sys.exit(1)'
 echo "availability: $(echo "$RESULT" | field availability)"
+CHECK=$(api GET "/research-api/runs/$RUN/citations?workspace_id=$WS" "$TOKEN" | field support_check.model_version)
+echo "support check: $CHECK"
 
 step "7. the same in the review console, signed in as ana"
 echo "open $URL/#/research?workspace=$WS&conversation=$CONV&run=$RUN"

@@ -21,6 +21,9 @@ EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name
 PAGES = {"launch": "agentconnect"}
 """The page that walks through a walkthrough, where it is not named like it: the launcher
 is a section of AgentConnect's."""
+SAYS = {"research": ["model: evidencia-local\n", "support check: evidencia-local\n"]}
+"""Lines a walkthrough prints under the local model: a research answer and its support
+check each name the model that made them, never a Gemini model that did not."""
 
 
 class Served:
@@ -96,6 +99,8 @@ def test_each_walkthrough_runs_as_written_and_its_flow_completes(
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "== 1." in result.stdout
+    for line in SAYS.get(script.stem, []):
+        assert line in result.stdout
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])

@@ -199,6 +199,9 @@ class Run(TypedDict):
     lease_until: datetime | None
     model_id: str | None
     model_version: str | None
+    """The version of the model that made the answer (or its failure)."""
+    support_check_model_version: NotRequired[str | None]
+    """The version of the model that made the support check, when one was asked."""
     asker: Asker
     message: Message | None
     rejected: list[Rejection]
@@ -274,6 +277,11 @@ class ConversationView(TypedDict):
     revision: int
     created_at: str
     expires_at: str
+
+
+class SupportCheckView(TypedDict):
+    model_id: str | None
+    model_version: str | None
 
 
 class StatementCitations(TypedDict):

@@ -46,6 +46,7 @@ from functions.research.views import (
     run_view,
     statements,
     status_view,
+    support_check_view,
 )
 from shared import jobs, logs
 from shared.auth import Principal
@@ -499,6 +500,7 @@ def citations(call: Call) -> Reply:
             "run_id": run_id,
             "status": status,
             "availability": availability(status, failure),
+            "support_check": support_check_view(run) if served else None,
             "statements": statements(run.get("citations", [])) if served else [],
         }
     )

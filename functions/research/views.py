@@ -19,6 +19,7 @@ from functions.research.documents import (
     RunView,
     StatementCitations,
     StatusView,
+    SupportCheckView,
 )
 from functions.research.lifecycle import LIFECYCLE, effective_state
 from shared.instance import settings
@@ -127,6 +128,16 @@ def status_view(
 def statement_of(path: str) -> str:
     """The statement a citation belongs to: `findings[1].evidence[0]` is `findings[1]`."""
     return path.split(".evidence[", maxsplit=1)[0]
+
+
+def support_check_view(run: Run) -> SupportCheckView | None:
+    """The model that found the run's statements supported; None when no check was made."""
+    if not any(cited["supported"] is not None for cited in run.get("citations", [])):
+        return None
+    return {
+        "model_id": run.get("model_id"),
+        "model_version": run.get("support_check_model_version"),
+    }
 
 
 def statements(citations: list[Citation]) -> list[StatementCitations]:

@@ -49,6 +49,8 @@ from shared.retention import is_expired, utcnow
 from shared.store import Changes, as_stored, data_as, read_all, read_as, stream_as
 from shared.validation import Schema
 
+ANSWER, SUPPORT_CHECK = "answer", "support_check"
+
 
 @dataclass
 class RunWork:
@@ -56,6 +58,10 @@ class RunWork:
     failure: str | None = None
     usage: Usage = NO_USAGE
     model_version: str | None = None
+    """The version of the model whose answer the run holds (the support check's is apart)."""
+    checked_by: str | None = None
+    """The version of the model that made the support check, when one was asked."""
+    asking: str = ANSWER
     rejected: list[Rejection] = field(default_factory=list)
     citations: list[Citation] = field(default_factory=list)
     quote_repairs: int = 0
@@ -67,6 +73,7 @@ class RunWork:
             "workspace_id": workspace_id,
             **self.usage.stored(),
             "model_version": self.model_version,
+            "support_check_model_version": self.checked_by,
             "rejected": len(self.rejected),
             "quote_repairs": self.quote_repairs,
         }
@@ -157,12 +164,12 @@ def produce(claimed: Claim, outcome: RunWork) -> RunWork:
 def _answered(prompt: Prompt, run: Run, claimed: Claim, outcome: RunWork) -> Checked:
     """The model's answer to the prompt, checked; with the support check on, an answer
     whose quotes all stand is also held to what they say."""
-    data = _asked(prompt.system, prompt.text, gemini_answer_schema(), claimed, outcome)
+    data = _asked(ANSWER, prompt.system, prompt.text, gemini_answer_schema(), claimed, outcome)
     checked = _checked(data, run, prompt)
     if checked.answer is None or not settings().research_support_check:
         return checked
     text = support.prompt(checked.answer, checked.citations)
-    verdicts = _asked(support.SYSTEM, text, support.SCHEMA, claimed, outcome)
+    verdicts = _asked(SUPPORT_CHECK, support.SYSTEM, text, support.SCHEMA, claimed, outcome)
     refused = support.unsupported(verdicts, checked.citations)
     if refused:
         return Checked(None, refused, [])
@@ -170,9 +177,12 @@ def _answered(prompt: Prompt, run: Run, claimed: Claim, outcome: RunWork) -> Che
     return Checked(checked.answer, [], supported)
 
 
-def _asked(system: str, text: str, schema: Schema, claimed: Claim, outcome: RunWork) -> Any:
-    """Gemini's answer, its tokens added to the run's."""
+def _asked(
+    step: str, system: str, text: str, schema: Schema, claimed: Claim, outcome: RunWork
+) -> Any:
+    """Gemini's answer, its tokens added to the run's and its model named for its step."""
     config = settings()
+    outcome.asking = step
     reply = generate_json(
         model=config.research_model,
         system=system,
@@ -181,8 +191,18 @@ def _asked(system: str, text: str, schema: Schema, claimed: Claim, outcome: RunW
         output=Output(config.research_output_token_limit, config.research_thinking_tokens),
         deadline=claimed.deadline,
     )
-    outcome.usage, outcome.model_version = outcome.usage + reply.usage, reply.model_version
+    outcome.usage = outcome.usage + reply.usage
+    _name_model(outcome, reply.model_version)
     return reply.data
+
+
+def _name_model(outcome: RunWork, version: str | None) -> None:
+    """Name the model that made the step being asked; a support check never renames the
+    model that made the answer."""
+    if outcome.asking == SUPPORT_CHECK:
+        outcome.checked_by = version
+    else:
+        outcome.model_version = version
 
 
 @dataclass(frozen=True)
@@ -273,6 +293,7 @@ def finish(claimed: Claim, outcome: RunWork) -> Settled:
         common: Changes = {
             **usage,
             "model_version": outcome.model_version,
+            "support_check_model_version": outcome.checked_by,
             "rejected": outcome.rejected,
             "quote_repairs": outcome.quote_repairs,
         }
@@ -318,7 +339,7 @@ def failed(_claimed: Claim, outcome: RunWork, code: str, error: GeminiError | No
     outcome.failure, outcome.answer = code, None
     if error is not None:
         outcome.usage = outcome.usage + error.usage
-        outcome.model_version = error.model_version
+        _name_model(outcome, error.model_version)
     outcome.rejected = [{"path": "$", "reason": jobs.cause_of(error)}]
     return outcome
 

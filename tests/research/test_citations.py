@@ -216,3 +216,30 @@ def test_a_support_check_gemini_cannot_answer_fails_the_run_counting_both_calls_
     )
     assert stored_run(research, run_id)["usage"]["input_tokens"] == 100
     assert len(research.world.gemini.requests) == 4
+
+
+def test_each_step_names_the_model_that_made_it_and_the_check_never_renames_the_answer(
+    research: Research,
+) -> None:
+    """The support check, asked last, answers from another model version: the run still
+    names the model that wrote its answer, and the citations read names the check's."""
+    research.world.gemini.answer_json(research.answer(), model_version="answer-model-001")
+    research.world.gemini.answer_support(
+        {"verdicts": [{"statement": "answer", "supported": True}]},
+        model_version="check-model-002",
+    )
+    run_id = research.ask().json()["run"]["id"]
+    assert research.settled(run_id)["run"]["model_version"] == "answer-model-001"
+    reply = citations(research, run_id)
+    assert_conforms("GET", "/research-api/runs/{runId}/citations", reply)
+    assert reply.json()["support_check"]["model_version"] == "check-model-002"
+
+
+def test_with_the_support_check_off_the_citations_read_names_no_check(
+    research: Research, configure: Configure
+) -> None:
+    configure(RESEARCH_SUPPORT_CHECK="off")
+    research.world.gemini.answer_json(research.answer())
+    run_id = research.ask().json()["run"]["id"]
+    research.settled(run_id)
+    assert citations(research, run_id).json()["support_check"] is None
