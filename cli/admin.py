@@ -265,7 +265,7 @@ def tenant_create(args: argparse.Namespace) -> None:
 def member_add(args: argparse.Namespace) -> None:
     client = db()
     kind = _find_tenant(client, args.tenant, args.kind)
-    membership: auth.Membership = {"role": args.role, "updated_at": utcnow()}
+    membership: auth.Membership = {"role": args.role, "user_id": args.user, "updated_at": utcnow()}
     auth.member_ref(client, kind, args.tenant, args.user).set(writable(membership))
     _emit(
         args,

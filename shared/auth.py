@@ -61,6 +61,8 @@ class Membership(TypedDict):
     """`<tenants>/<tenant_id>/members/<user_id>`: the user's role in the tenant."""
 
     role: str
+    user_id: NotRequired[str]
+    """The member, so that a user's tenants are one collection-group query (`GET /v1/home`)."""
     updated_at: datetime
 
 
