@@ -235,6 +235,7 @@ class Analysis(TypedDict):
     batch_poll_at: NotRequired[datetime]
     """When the sweep next asks Gemini about the batch; present only while it waits."""
     event_count: NotRequired[int]
+    tool_error_count: NotRequired[int]
     chunk_count: NotRequired[int]
     calls: NotRequired[list[ModelCallRecord]]
     usage: NotRequired[TokenUsage]
@@ -443,6 +444,7 @@ class SessionRow(TypedDict):
 
 class AnalysisCounts(TypedDict):
     events: int
+    toolErrors: int
     chunks: int
     calls: int
     hypotheses: int

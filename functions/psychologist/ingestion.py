@@ -36,6 +36,7 @@ from functions.psychologist.event_index import (
 )
 from functions.psychologist.reports import USAGE_FIELDS, USAGE_KEYS, Turn, failed, merged, usage_of
 from functions.psychologist.requests import EventsRequest, SessionParams
+from functions.psychologist.signals import TOOL_ERROR, tool_errors
 from shared.errors import ApiError, ErrorCode, Issue, conflict
 from shared.http import Call, Reply
 from shared.instance import settings
@@ -366,8 +367,8 @@ def _session_write(
 ) -> SessionWrite | None:
     """Create the session with its first batch; later batches change it only by
     transforms (count, agents, first and last event time), and move `last_seen_at` at
-    most once per heartbeat `interval`. A telemetry batch also counts tool errors and
-    usage, and sets the turns as the batch leaves them."""
+    most once per heartbeat `interval`. Every batch counts its tool errors; a telemetry
+    batch also counts usage, and sets the turns as the batch leaves them."""
     if current is not None and not fresh and not replaced:
         return None
     written = fresh + [change.merged for change in replaced]
@@ -380,6 +381,7 @@ def _session_write(
             "event_count": len(fresh),
             "created_at": now,
             "last_seen_at": now,
+            "tool_errors": _tool_errors_added(fresh, replaced),
         }
         if micros:
             created["first_event_micros"] = min(micros)
@@ -387,7 +389,6 @@ def _session_write(
         if telemetry is not None:
             created["source"] = telemetry.source
             created["turns"] = turns_after(None, telemetry.turns)
-            created["tool_errors"] = _tool_errors_added(fresh, replaced)
             created["usage"] = _usage_added(fresh, replaced, "usage")
             created["metered"] = _usage_added(fresh, replaced, "metered")
         return SessionWrite(create=True, changes=writable(created))
@@ -399,6 +400,9 @@ def _session_write(
     }
     if current.get("last_seen_at", now) <= now - interval:
         changes["last_seen_at"] = now
+    errors = _tool_errors_added(fresh, replaced)
+    if errors:
+        changes["tool_errors"] = firestore.Increment(errors)
     if telemetry is not None:
         changes.update(_telemetry_changes(current, fresh, replaced, telemetry))
     return SessionWrite(create=False, changes=changes)
@@ -410,9 +414,6 @@ def _telemetry_changes(
     changes: Changes = {"turns": turns_after(current.get("turns"), telemetry.turns)}
     if "source" not in current:
         changes["source"] = telemetry.source
-    errors = _tool_errors_added(fresh, replaced)
-    if errors:
-        changes["tool_errors"] = firestore.Increment(errors)
     for key in USAGE_KEYS:
         for name, amount in _usage_added(fresh, replaced, key).items():
             changes[f"{key}.{name}"] = firestore.Increment(amount)
@@ -420,13 +421,12 @@ def _telemetry_changes(
 
 
 def _tool_errors_added(fresh: list[Event], replaced: list[Replaced]) -> int:
-    new = sum(1 for event in fresh if event["type"] == "tool.error")
     turned = sum(
         1
         for change in replaced
-        if change.merged["type"] == "tool.error" and not failed(change.stored)
+        if change.merged["type"] == TOOL_ERROR and not failed(change.stored)
     )
-    return new + turned
+    return tool_errors(fresh) + turned
 
 
 def _usage_added(fresh: list[Event], replaced: list[Replaced], key: str) -> SessionUsage:

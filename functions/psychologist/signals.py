@@ -6,6 +6,7 @@ They ground the model: it is shown what can be counted for certain before it gue
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from functions.psychologist.documents import Event, Session, SessionState, Signal
 
@@ -16,6 +17,15 @@ MAX_SIGNALS = 20
 EVENT_IDS_SHOWN = 10
 """A signal names its first and last events, never thousands: every prompt carries the
 signals, so they must stay small whatever the size of the log."""
+
+
+TOOL_ERROR = "tool.error"
+"""A failed tool call's event type, whichever way its source said it failed: the one thing
+every tool-error count counts (the session row, the analysis, the signals)."""
+
+
+def tool_errors(events: Iterable[Event]) -> int:
+    return sum(1 for event in events if event["type"] == TOOL_ERROR)
 
 
 Counted = tuple[list[str], Signal]
@@ -51,7 +61,7 @@ def _error_key(event: Event) -> str:
 def repeated_tool_errors(events: list[Event]) -> list[Counted]:
     errors: dict[tuple[str, str], list[str]] = defaultdict(list)
     for event in events:
-        if event["type"] == "tool.error":
+        if event["type"] == TOOL_ERROR:
             errors[(event["agent"], _error_key(event))].append(event["id"])
     return [
         _signal("tool_error_repeated", agent, f"the same tool error {len(ids)} times ({key})", ids)

@@ -153,6 +153,7 @@ def analysis_view(data: Analysis) -> AnalysisView:
         "finishedAt": _iso_or_none(data.get("finished_at")),
         "counts": {
             "events": data.get("event_count", 0),
+            "toolErrors": data.get("tool_error_count", 0),
             "chunks": data.get("chunk_count", 0),
             "calls": len(data.get("calls", [])),
             "hypotheses": len(data.get("hypothesis_ids", [])),

@@ -58,6 +58,7 @@ from functions.psychologist.signals import (
     find_signals,
     kinds_by_event,
     signal_counts,
+    tool_errors,
 )
 from functions.psychologist.views import usage_view
 from shared import jobs, logs
@@ -124,6 +125,7 @@ class AnalysisFailedError(Exception):
 class AnalysisWork:
     signals: list[Signal] = field(default_factory=list)
     event_count: int = 0
+    tool_error_count: int = 0
     chunk_count: int = 0
     calls: list[ModelCallRecord] = field(default_factory=list)
     accepted: list[Finding] = field(default_factory=list)
@@ -337,7 +339,7 @@ def produce(claimed: Claim, work: AnalysisWork) -> AnalysisWork:
     above all) is still there to settle with."""
     analysis = as_stored(claimed.job, Analysis)
     session, events = load_log(analysis)
-    work.event_count = len(events)
+    work.event_count, work.tool_error_count = len(events), tool_errors(events)
     work.session = session
     if session is None or not events:
         work.failure = AnalysisFailure.SESSION_EMPTY
@@ -625,6 +627,7 @@ def plan_finish(
         "usage": work.usage,
         "signals": work.signals,
         "event_count": work.event_count,
+        "tool_error_count": work.tool_error_count,
         "chunk_count": work.chunk_count,
         "calls": work.calls,
         "rejected": stored_rejections(work.rejected),
@@ -663,6 +666,7 @@ def parked(work: AnalysisWork, now: datetime) -> Changes:
         "batch_poll_at": now,
         "lease_until": deadline + LIFECYCLE.lease(),
         "event_count": work.event_count,
+        "tool_error_count": work.tool_error_count,
         "chunk_count": work.chunk_count,
     }
 

@@ -53,6 +53,7 @@ def test_a_silent_session_is_swept_analysed_and_only_valid_hypotheses_are_listed
     assert analysis["trigger"] == "abnormal_end"
     assert analysis["counts"] == {
         "events": 5,
+        "toolErrors": 0,
         "chunks": 1,
         "calls": 1,
         "hypotheses": 1,

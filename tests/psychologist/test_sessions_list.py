@@ -104,3 +104,33 @@ def test_the_sessions_read_refuses_an_unknown_page_token_and_an_outsider(
     elsewhere = psy.world.tenant("project")
     outsider = psy.world.user(elsewhere, "out", "admin", capabilities=("agent:psychologist",))
     assert listed(psy, token=outsider).status_code == 403
+
+
+def test_a_sessions_row_counts_its_events_and_tool_errors_as_its_analysis_does_either_way_fed(
+    psy: Psychologist,
+) -> None:
+    """One definition per figure: a session fed through the events API and one fed by a
+    real agent's telemetry each show, in the sessions read, the events and tool errors its
+    analysis counts in the log it read."""
+    fed = [event(1, "builder", "tool.error"), event(2, "builder"), event(3, "builder")]
+    fed += [event(4, "builder", "tool.error"), event(5, "builder", "tool.error")]
+    assert psy.ingest("s-events", fed[:2]).status_code == 200
+    assert psy.ingest("s-events", fed[2:]).status_code == 200
+    for signal in ("traces", "logs"):
+        sample = requests.post(
+            f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/{signal}",
+            data=(SAMPLES / "gemini_cli" / f"{signal}.json").read_bytes(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {psy.member}"},
+            timeout=30,
+        )
+        assert sample.status_code == 200, sample.text
+    for session in ("s-events", SAMPLES_SESSION):
+        assert psy.end(session, "closed").status_code == 200
+
+    rows = {row["sessionId"]: row for row in listed(psy).json()}
+    assert rows["s-events"]["toolErrors"] == 3
+    assert rows[SAMPLES_SESSION]["toolErrors"] == 3
+    for session in ("s-events", SAMPLES_SESSION):
+        row = rows[session]
+        counts = psy.settled(row["lastAnalysisId"])["counts"]
+        assert (row["eventCount"], row["toolErrors"]) == (counts["events"], counts["toolErrors"])
