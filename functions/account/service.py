@@ -1,8 +1,11 @@
-"""What a token stands for, read with the token alone."""
+"""What a token stands for, and what its user can see, read with the token alone."""
 
 from __future__ import annotations
 
+from functions.account.home import read_home
+from functions.account.requests import HomeParams
 from shared.http import Call, Reply
+from shared.retention import parse_instant
 
 
 def whoami(call: Call) -> Reply:
@@ -16,3 +19,9 @@ def whoami(call: Call) -> Reply:
             "tenants": tenants,
         }
     )
+
+
+def home(call: Call) -> Reply:
+    params = call.params_as(HomeParams)
+    since = params.get("since")
+    return Reply(read_home(call.principal, parse_instant(since) if since else None))
