@@ -5,16 +5,17 @@ import { SIGNED_OUT, session } from "./api.js";
 import { h, problem, replace } from "./dom.js";
 import * as calibration from "./calibration.js";
 import * as evaluations from "./evaluations.js";
+import * as home from "./home.js";
 import * as hypotheses from "./hypotheses.js";
 import * as research from "./research.js";
 import * as selection from "./selection.js";
 import * as sessions from "./sessions.js";
 
-const VIEWS = { hypotheses, sessions, research, evaluations, selection, calibration };
+const VIEWS = { home, hypotheses, sessions, research, evaluations, selection, calibration };
 
 function route() {
   const [path, query] = window.location.hash.replace(/^#\/?/, "").split("?");
-  const name = VIEWS[path] ? path : "hypotheses";
+  const name = VIEWS[path] ? path : "home";
   return { name, params: Object.fromEntries(new URLSearchParams(query ?? "")) };
 }
 
@@ -82,11 +83,13 @@ function sessionBar() {
   const out = h("button", { type: "button", class: "secondary" }, "Sign out");
   out.addEventListener("click", () => {
     session.signOut();
+    home.forgetHome();
     show();
   });
   const who = session.who();
-  const as = who ? ` as ${who.userId} (${who.credentialClass})` : "";
-  replace(bar, h("span", { class: "signed-in" }, `Signed in${as}`), " ", out);
+  const as = who ? ` as ${who.userId}` : "";
+  const title = who ? `Signed in as ${who.userId} with a ${who.credentialClass} token` : null;
+  replace(bar, h("span", { class: "signed-in", title }, `Signed in${as}`), " ", out);
 }
 
 function markCurrent(name) {
@@ -110,6 +113,7 @@ async function show() {
 }
 
 window.addEventListener(SIGNED_OUT, (event) => {
+  home.forgetHome();
   sessionBar();
   signInForm(document.getElementById("view"), event.detail ?? "401");
 });

@@ -5,8 +5,8 @@ import { TENANT_ID, get } from "./api.js";
 import { field, h, idInput, input, loading, problem, queryForm, replace, s, when } from "./dom.js";
 
 const WIDTH = 560;
-const HEIGHT = 260;
-const PAD = { top: 16, right: 16, bottom: 44, left: 48 };
+const HEIGHT = 280;
+const PAD = { top: 16, right: 16, bottom: 64, left: 48 };
 
 export async function render(main, params, navigate) {
   const form = queryForm(
@@ -150,8 +150,8 @@ function chart(calibration) {
       bars,
       s(
         "text",
-        { x: PAD.left + inner.width / 2, y: HEIGHT - 6, "text-anchor": "middle", class: "axis" },
-        "self-reported confidence (confiancaPercent)",
+        { x: PAD.left + inner.width / 2, y: HEIGHT - 8, "text-anchor": "middle", class: "axis" },
+        "The model's self-reported confidence",
       ),
     ),
     h(

@@ -152,3 +152,23 @@ export function more(container, nextPage, load) {
   button.addEventListener("click", () => load(nextPage));
   container.append(button);
 }
+
+// An id as it is (selectable, in a fixed-width font) with a button that copies it.
+export function copyableId(id) {
+  const code = h("code", { class: "id" }, id);
+  const button = h(
+    "button",
+    { type: "button", class: "copy secondary", "aria-label": `Copy the id ${id}` },
+    "Copy",
+  );
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(id);
+      button.textContent = "Copied";
+    } catch {
+      window.getSelection()?.selectAllChildren(code);
+      button.textContent = "Selected";
+    }
+  });
+  return h("span", { class: "copyable" }, code, button);
+}

@@ -1,9 +1,11 @@
 // Psychologist: hypotheses beside the events they cite, and the decisions on them.
 
-import { TENANT_ID, get, post } from "./api.js";
+import { TENANT_ID, call, get, post } from "./api.js";
+import { agentNamed, homeData, nameOf } from "./home.js";
 import { MIN_DECIDED } from "./calibration.js";
 import { madeBy } from "./provenance.js";
 import {
+  copyableId,
   disclosure,
   dl,
   field,
@@ -328,8 +330,144 @@ function trialInterval(read) {
   return `risk ratio ${ratio}, 95% interval ${read.low} to ${high}`;
 }
 
-// A randomised trial of an accepted card's suggestion: its arms and verdict, with stop
-// and start for those who may decide.
+const KIND_NAMES = { abnormal_end: "ending abnormally", ...KINDS };
+
+// The sessions needed, in plain words: how many sessions in all give the trial an 80% chance
+// of telling a change that cuts the pattern by the meaningful ratio.
+function neededWords(trial) {
+  const sessions = trial.arms.treatment.sessions + trial.arms.control.sessions;
+  const still = Math.max(trial.sessionsNeeded - sessions, 0);
+  const cut = Math.round((1 - trial.meaningfulRatio) * 100);
+  return ` With about ${trial.sessionsNeeded} sessions in all, the trial has an 80% chance of telling a change that cuts the pattern by ${cut}% or more: ${still} still needed.`;
+}
+
+// "dev-api in Acme", ids beside the names for copying.
+function agentInOrg({ org, agent }) {
+  return [
+    h("strong", {}, agent.name ?? agent.id),
+    " in ",
+    h("strong", {}, org.name ?? org.id),
+    " (agent ",
+    copyableId(agent.id),
+    ", org ",
+    copyableId(org.id),
+    ")",
+  ];
+}
+
+// Where a running trial runs: its org and agent, by name where the home read has them.
+function trialWhere(params, hypothesis, trial) {
+  const where = h("p", { class: "trial-where" });
+  const path = projectPath(
+    params.project,
+    `/hypotheses/${encodeURIComponent(hypothesis.id)}/trials/${encodeURIComponent(trial.trialId)}`,
+  );
+  get(path)
+    .then(async ({ body }) => {
+      replace(where, "In ", agentInOrg(await agentNamed(body.orgId, body.agentId)), ".");
+    })
+    .catch((error) => replace(where, problem(error)));
+  return where;
+}
+
+// How one who may decide starts a trial: by picking an agent linked to this project under
+// the hypothesis's agent name; an admin of an org links one of its agents here first.
+function startTrial(params, hypothesis, path, outcome, reload) {
+  const box = h("div", { class: "start-trial" }, loading("the agents linked to this project"));
+  homeData()
+    .then((home) => {
+      const orgs = home.tenants.filter((tenant) => tenant.kind === "org");
+      const pairs = orgs.flatMap((org) => (org.agents ?? []).map((agent) => ({ org, agent })));
+      const linked = pairs.filter(
+        ({ agent }) => agent.projectId === params.project && agent.name === hypothesis.agenteAlvo,
+      );
+      const linkable = pairs.filter(
+        (pair) => !linked.includes(pair) && ["admin", "owner"].includes(pair.org.role),
+      );
+      const parts = [];
+      if (linked.length) {
+        const agent = select(
+          "agent",
+          "",
+          linked.map(({ org, agent }) => [
+            `${org.id}/${agent.id}`,
+            `${nameOf(agent)} in ${nameOf(org)}`,
+          ]),
+        );
+        const form = h(
+          "form",
+          { class: "start-trial", "aria-label": "Start a trial" },
+          field(
+            "Agent",
+            agent,
+            `Agents whose sessions are logged here as ${hypothesis.agenteAlvo}.`,
+          ),
+          h("button", { type: "submit" }, "Start a trial"),
+        );
+        form.addEventListener("submit", async (event) => {
+          event.preventDefault();
+          const [orgId, agentId] = agent.value.split("/");
+          try {
+            await post(path, { orgId, agentId });
+            homeData(true);
+            reload();
+          } catch (error) {
+            replace(outcome, problem(error));
+          }
+        });
+        parts.push(form);
+      } else {
+        parts.push(
+          h(
+            "p",
+            { class: "no-link" },
+            `No agent of an org you can see logs its sessions to this project as ${hypothesis.agenteAlvo}: a trial needs one.`,
+          ),
+        );
+      }
+      if (linkable.length) {
+        const agent = select(
+          "link",
+          "",
+          linkable.map(({ org, agent }) => [
+            `${org.id}/${agent.id}`,
+            `${nameOf(agent)} in ${nameOf(org)}${agent.projectId ? " (linked elsewhere now)" : ""}`,
+          ]),
+        );
+        const form = h(
+          "form",
+          { class: "link-agent", "aria-label": "Link an agent to this project" },
+          field(
+            "Link an agent",
+            agent,
+            `Its sessions are then logged to this project as ${hypothesis.agenteAlvo} (its outcome source).`,
+          ),
+          h("button", { type: "submit", class: "secondary" }, "Link"),
+        );
+        form.addEventListener("submit", async (event) => {
+          event.preventDefault();
+          const [orgId, agentId] = agent.value.split("/");
+          const source = `/v1/orgs/${encodeURIComponent(orgId)}/agents/${encodeURIComponent(agentId)}/outcome-source`;
+          try {
+            await call("PUT", source, {
+              body: { projectId: params.project, agent: hypothesis.agenteAlvo },
+            });
+            await homeData(true);
+            reload();
+          } catch (error) {
+            replace(outcome, problem(error));
+          }
+        });
+        parts.push(form);
+      }
+      replace(box, ...parts);
+    })
+    .catch((error) => replace(box, problem(error)));
+  return box;
+}
+
+// A randomised trial of an accepted card's suggestion: where it runs, its arms and
+// verdict, with stop and start for those who may decide.
 function trialPanel(params, hypothesis, found, decide, reload) {
   if (hypothesis.status !== "accepted" || !found || found.error) return null;
   const trial = found.effect.randomized;
@@ -340,27 +478,33 @@ function trialPanel(params, hypothesis, found, decide, reload) {
   const outcome = h("div", { class: "outcome", "aria-live": "polite" });
   const parts = [h("h3", {}, "Randomised trial")];
   if (trial) {
-    const sessions = trial.arms.treatment.sessions + trial.arms.control.sessions;
-    const still = Math.max(trial.sessionsNeeded - sessions, 0);
-    const needed = ` About ${trial.sessionsNeeded} sessions in all find a ratio of ${trial.meaningfulRatio} 80% of the time: ${still} still needed.`;
     parts.push(
       h(
         "p",
         { class: "trial-verdict" },
-        `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${needed}`,
+        `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${neededWords(trial)}`,
       ),
+      trialWhere(params, hypothesis, trial),
       h(
         "ul",
         { class: "trial-intervals" },
         trial.basis.map((kind) => {
           const read = kind === "abnormal_end" ? trial.abnormalEnds : trial.signalKinds[kind];
-          return h("li", {}, `${kind}: ${trialInterval(read)}`);
+          return h(
+            "li",
+            { dataset: { kind } },
+            `${KIND_NAMES[kind] ?? kind}: ${trialInterval(read)}`,
+          );
         }),
       ),
       h(
         "table",
         { class: "arms" },
-        h("caption", {}, `Arms of trial ${trial.trialId} (treatment share ${trial.share})`),
+        h(
+          "caption",
+          {},
+          `Arms of the trial (${percent(trial.share)} of sessions given the change)`,
+        ),
         h(
           "thead",
           {},
@@ -379,7 +523,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
             h(
               "tr",
               { dataset: { arm } },
-              h("th", { scope: "row" }, arm),
+              h("th", { scope: "row" }, arm === "treatment" ? "Given the change" : "Without it"),
               h("td", {}, trial.arms[arm].sessions),
               h("td", {}, trial.arms[arm].lost),
               h("td", {}, percent(trial.arms[arm].abnormalShare)),
@@ -387,6 +531,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
           ),
         ),
       ),
+      h("p", { class: "trial-id" }, "Trial ", copyableId(trial.trialId)),
     );
   }
   if (decide?.allowed && trial?.status === "running") {
@@ -401,25 +546,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
     });
     parts.push(stop);
   } else if (decide?.allowed) {
-    const org = idInput("orgId", "", { required: true, pattern: TENANT_ID });
-    const agent = idInput("agentId", "", { required: true });
-    const form = h(
-      "form",
-      { class: "start-trial", "aria-label": "Start a trial" },
-      field("Org", org),
-      field("Agent", agent, "The AgentConnect agent whose outcome source is this project."),
-      h("button", { type: "submit" }, "Start a trial"),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        await post(path, { orgId: org.value, agentId: agent.value });
-        reload();
-      } catch (error) {
-        replace(outcome, problem(error));
-      }
-    });
-    parts.push(form);
+    parts.push(startTrial(params, hypothesis, path, outcome, reload));
   }
   parts.push(outcome);
   return h("section", { class: "trial", "aria-label": "Randomised trial" }, ...parts);

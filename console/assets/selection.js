@@ -14,6 +14,7 @@ import {
   problem,
   queryForm,
   replace,
+  when,
 } from "./dom.js";
 import { instant } from "./calibration.js";
 import { agentFields, targetText } from "./evaluations.js";
@@ -72,7 +73,7 @@ function reportView(report, agent) {
   return [
     dl([
       ["Outcome source", linked],
-      ["Window", `${report.since} to ${report.until}`],
+      ["Window", [when(report.since), " to ", when(report.until)]],
       [
         "Sessions",
         `${sessions.started} started, ${sessions.recorded} recorded, ${sessions.joined} joined`,
