@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint style chromium openapi bench capacity lock
+.PHONY: run admin test test-fast lint style chromium openapi bench capacity lock
 
 # uv installs the lock in parallel, in a few seconds where pip takes half a minute; it is
 # itself pinned with its hashes in the lock, and installed first by the venv's own pip.
@@ -26,9 +26,18 @@ $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	$(UV_PIP) --no-deps -e .
 	@touch $(STAMP)
 
+# `make run` keeps the emulator's documents (tenants, tokens, runs) in $(DATA) between runs:
+# imported at start, exported at Ctrl-C. CLEAN=1 wipes them and starts empty.
+DATA ?= .local-data
+
 run: $(STAMP)
-	$(BIN)/evidencia doctor $(if $(LOCAL_MODEL),--local-model)
-	$(BIN)/evidencia serve --port $(PORT) $(if $(LOCAL_MODEL),--local-model)
+	$(BIN)/evidencia doctor --port $(PORT) $(if $(LOCAL_MODEL),--local-model)
+	$(BIN)/evidencia serve --port $(PORT) --data $(DATA) $(if $(CLEAN),--clean) $(if $(LOCAL_MODEL),--local-model)
+
+# `evidencia` lives in $(VENV)/bin, not on PATH: `make admin ARGS="tenant list"` runs
+# `evidencia admin tenant list` (as does `.venv/bin/evidencia admin tenant list`).
+admin: $(STAMP)
+	$(BIN)/evidencia admin $(ARGS)
 
 PRETTIER := prettier@3.10.1
 

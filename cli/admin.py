@@ -57,7 +57,8 @@ def add_parser(subparsers: Any) -> None:
         description="Tenants, members and tokens, written straight to Firestore: the emulator "
         "named by FIRESTORE_EMULATOR_HOST, else that of the running `evidencia serve` of this "
         "checkout, or a real project "
-        "only when --project names it. Every command says which Firestore it used.",
+        "only when --project names it. Every command says on stderr which Firestore it used, "
+        "unless --json asks for output a script reads.",
     )
     admin.add_argument(
         "--port",
@@ -405,7 +406,8 @@ def run(args: argparse.Namespace) -> None:
     where = _target(args.port, args.project)
     if any(os.environ.get(name) != value for name, value in before.items()):
         renew()
-    print(f"Firestore: {where}", file=sys.stderr)
+    if not getattr(args, "json", False):
+        print(f"Firestore: {where}", file=sys.stderr)  # a script asking for JSON chose it
     try:
         COMMANDS[(args.group, args.action)](args)
     except (RetryError, GoogleAPICallError) as error:

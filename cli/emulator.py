@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -135,6 +136,21 @@ class Emulator:
             raise
         return True
 
+    def export(self, directory: Path, name: str) -> Path:
+        """Write every document to `directory/name` with the emulator's own export (the
+        Firebase CLI's `--export-on-exit` asks the same endpoint); returns its metadata
+        file, which `--import-data` reads back."""
+        directory.mkdir(parents=True, exist_ok=True)
+        body = json.dumps(
+            {
+                "database": f"projects/{self.project_id}/databases/(default)",
+                "export_directory": str(directory.resolve()),
+                "export_name": name,
+            }
+        ).encode()
+        _request("POST", f"{self.base_url}/emulator/v1/projects/{self.project_id}:export", body)
+        return directory / name / f"{name}.overall_export_metadata"
+
     def reset(self) -> None:
         _request(
             "DELETE",
@@ -166,8 +182,11 @@ class Emulator:
             self.log.close()
 
 
-def command(jar: str, java: str, port: int, functions_port: int | None) -> list[str]:
-    """The command line that starts the emulator, delivering triggers to `functions_port`."""
+def command(
+    jar: str, java: str, port: int, functions_port: int | None, seed: Path | None = None
+) -> list[str]:
+    """The command line that starts the emulator, delivering triggers to `functions_port`
+    and holding the documents of the export whose metadata file is `seed`."""
     line = [
         java,
         "-Duser.language=en",
@@ -182,14 +201,19 @@ def command(jar: str, java: str, port: int, functions_port: int | None) -> list[
     ]
     if functions_port is not None:
         line.append(f"--functions_emulator=127.0.0.1:{functions_port}")
+    if seed is not None:
+        line.append(f"--import-data={seed}")
     return line
 
 
-def start(port: int | None = None, functions_port: int | None = None) -> Emulator:
-    """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM)."""
+def start(
+    port: int | None = None, functions_port: int | None = None, seed: Path | None = None
+) -> Emulator:
+    """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM),
+    holding the documents of the export `seed` when one is given."""
     jar, java = find_jar(), find_java()
     port = port or free_port()
-    command_line = command(str(jar), java, port, functions_port)
+    command_line = command(str(jar), java, port, functions_port, seed)
     log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)  # noqa: SIM115 - closed by Emulator.stop
     process = subprocess.Popen(command_line, stdout=log, stderr=subprocess.STDOUT)
     emulator = Emulator(host=f"127.0.0.1:{port}", process=process, log=log)
@@ -199,3 +223,41 @@ def start(port: int | None = None, functions_port: int | None = None) -> Emulato
         emulator.stop()
         raise
     return emulator
+
+
+KEPT = "firestore"
+"""The export a data folder keeps: `FOLDER/firestore/firestore.overall_export_metadata`."""
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """Where a local host keeps its emulator's documents between runs: the emulator's own
+    export, written when the host stops and imported when the next one starts."""
+
+    path: Path
+
+    @property
+    def seed(self) -> Path:
+        return self.path / KEPT / f"{KEPT}.overall_export_metadata"
+
+    def kept(self) -> Path | None:
+        """The metadata file of the data kept by the last run, if there is any."""
+        return self.seed if self.seed.is_file() else None
+
+    def wipe(self) -> None:
+        shutil.rmtree(self.path / KEPT, ignore_errors=True)
+
+    def keep(self, emulator: Emulator) -> None:
+        """Export the emulator's documents, then put them in place of the last run's: the
+        old copy stays whole until the new one is complete."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        ignore = self.path / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# the local host's Firestore data (make run), never committed\n*\n")
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=self.path))
+        try:
+            emulator.export(staging, KEPT)
+            self.wipe()
+            (staging / KEPT).rename(self.path / KEPT)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

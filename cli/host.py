@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.error
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -44,7 +45,7 @@ from shared.config import Settings
 from shared.errors import ApiError, ErrorCode
 from shared.http import log_request, request_id_of, werkzeug_rule
 from shared.ids import new_uuid
-from shared.models import PROFILES, profile_of
+from shared.models import PROFILES, Control, profile_of
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 """The folder this code runs from: a host's state names it, so that tools find only the
@@ -235,12 +236,15 @@ class LocalHost:
         owns_emulator: bool,
         schedule_interval_s: float | None = None,
         listener: socket.socket | None = None,
+        data: emulator_module.DataFolder | None = None,
     ) -> None:
         from shared.instance import settings
 
         self.port = port
         self.emulator = emulator
         self.owns_emulator = owns_emulator
+        self.data = data if owns_emulator else None
+        """Where the emulator's documents are kept when the host stops (its own emulator only)."""
         self.in_flight = InFlight()
         self.probes = Probes()
         self.secret = secrets.token_hex(16)
@@ -282,8 +286,18 @@ class LocalHost:
             self.server.shutdown()
             self.thread.join(timeout=10)
         self.server.server_close()
+        if self.data is not None:
+            self.keep_data(self.data)
         if self.owns_emulator:
             self.emulator.stop()
+
+    def keep_data(self, data: emulator_module.DataFolder) -> None:
+        try:
+            data.keep(self.emulator)
+        except (OSError, urllib.error.URLError) as error:
+            _say(f"Local data: NOT kept: the emulator's export to {data.path} failed ({error})")
+        else:
+            _say(f"Local data: kept in {data.path} for the next start")
 
 
 class HostError(RuntimeError):
@@ -300,8 +314,14 @@ def bind(port: int) -> socket.socket:
         ) from None
 
 
-def open_host(port: int, listener: socket.socket) -> LocalHost:
-    """The emulator named by FIRESTORE_EMULATOR_HOST, or a new one delivering to `port`."""
+def open_host(
+    port: int,
+    listener: socket.socket,
+    data: emulator_module.DataFolder | None = None,
+    clean: bool = False,
+) -> LocalHost:
+    """The emulator named by FIRESTORE_EMULATOR_HOST, or a new one delivering to `port`,
+    holding the documents kept in `data` (none when `clean`: those are wiped first)."""
     from shared.instance import settings
 
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
@@ -309,10 +329,13 @@ def open_host(port: int, listener: socket.socket) -> LocalHost:
         project_id = settings().project_id or emulator_module.PROJECT_ID
         emulator = emulator_module.Emulator(host=external, project_id=project_id)
         return LocalHost(port, emulator, owns_emulator=False, listener=listener)
-    emulator = emulator_module.start(functions_port=port)
+    if data is not None and clean:
+        data.wipe()
+    seed = data.kept() if data is not None else None
+    emulator = emulator_module.start(functions_port=port, seed=seed)
     os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host
     try:
-        return LocalHost(port, emulator, owns_emulator=True, listener=listener)
+        return LocalHost(port, emulator, owns_emulator=True, listener=listener, data=data)
     except BaseException:
         emulator.stop()
         raise
@@ -379,19 +402,34 @@ def flow_models(config: Settings) -> dict[str, str]:
 
 
 def model_line(config: Settings) -> str:
-    """Which model answers each flow and how it is asked (its profile), on which backend."""
+    """Which model answers each flow and how it is asked, in short (its profile in
+    shared/models.py and docs/gemini.md say the rest), on which backend."""
     backend = config.gemini_backend
     described: dict[str, list[str]] = {}
     for flow, model in flow_models(config).items():
         profile = profile_of(model)
-        text = (
-            f"{profile.summary(backend)} ({backend} backend)"
-            if profile.name in PROFILES
-            else f"{model} is not in the table of supported models (shared/models.py): "
-            "asked with no thinking or logprobs parameter, bounded by max_output_tokens"
-        )
+        if profile.name not in PROFILES:
+            text = f"{model} (not in shared/models.py: no thinking or logprobs parameter)"
+        else:
+            thinking = profile.thinking
+            how = {
+                Control.LEVEL: f"thinking_level {thinking.default_level} by default",
+                Control.BUDGET: "thinking_budget",
+                Control.NONE: "no thinking parameter",
+            }[thinking.control]
+            retired = "" if profile.served_by(backend) else f", RETIRED on the {backend} backend"
+            text = f"{profile.name} ({profile.stage}, {how}{retired})"
         described.setdefault(text, []).append(flow)
-    return "; ".join(f"{', '.join(flows)}: {text}" for text, flows in described.items())
+    flows = "; ".join(f"{', '.join(flows)}: {text}" for text, flows in described.items())
+    return f"{flows}; {backend} backend"
+
+
+def command_path() -> str:
+    """How to type `evidencia` from the current folder: it lives in the venv, not on PATH."""
+    script = Path(sys.executable).with_name("evidencia")
+    with contextlib.suppress(ValueError):
+        return str(script.relative_to(Path.cwd()))
+    return str(script)
 
 
 def _use_local_model() -> GeminiTestServer:
@@ -412,7 +450,29 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def serve(port: int, local_model: bool = False) -> None:
+def data_line(host: LocalHost, data: emulator_module.DataFolder | None, restored: bool) -> str:
+    """Whether the documents outlive this host, and how to change that."""
+    if not host.owns_emulator:
+        return "Local data: that of the emulator FIRESTORE_EMULATOR_HOST names, left as it is"
+    if data is None:
+        return (
+            "Local data: not kept: tenants and tokens go when the host stops "
+            "(--data FOLDER keeps them; make run keeps them in .local-data)"
+        )
+    if restored:
+        return (
+            f"Local data: restored from {data.path} and kept there at Ctrl-C "
+            "(the default of make run; make run CLEAN=1, or --clean, starts empty)"
+        )
+    return (
+        f"Local data: started empty (nothing kept in {data.path} yet, or --clean): tokens "
+        "made before this start are refused as invalid; kept there at Ctrl-C"
+    )
+
+
+def serve(
+    port: int, local_model: bool = False, data: Path | None = None, clean: bool = False
+) -> None:
     from shared.instance import settings
 
     logs.setup()
@@ -420,14 +480,18 @@ def serve(port: int, local_model: bool = False) -> None:
         signal.signal(stop, _interrupt)  # SIGINT also when started in the background
     listener = bind(port)
     host: LocalHost | None = None
+    folder = emulator_module.DataFolder(data) if data is not None else None
     model = _use_local_model() if local_model else None
     try:
-        host = open_host(port, listener).start()
+        restored = folder is not None and not clean and folder.kept() is not None
+        host = open_host(port, listener, folder, clean).start()
         if not host.owns_emulator:
             check_delivery(host)
         write_state(host)
+        evidencia = command_path()
         _say(f"Evidencia local host: {host.url}")
         _say(f"FIRESTORE_EMULATOR_HOST={host.emulator.host}")
+        _say(data_line(host, folder, restored))
         configured = (
             "configured"
             if settings().gemini_configured
@@ -440,7 +504,14 @@ def serve(port: int, local_model: bool = False) -> None:
             )
         _say(f"Gemini: {configured}")
         _say(f"Gemini model: {model_line(settings())}")
-        _say(f"Review console: {host.url}/ (sign in with a token: evidencia admin token create)")
+        _say(
+            f"Commands: {evidencia} (in the venv, not on PATH: '. .venv/bin/activate' puts it "
+            f"there), e.g. {evidencia} doctor, {evidencia} admin tenant list"
+        )
+        _say(
+            f"Review console: {host.url}/ (sign in with a token: {evidencia} admin token create "
+            "--user USER --class user_session --capability CAPABILITY --expires-in 1d)"
+        )
         _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
         _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)

@@ -8,9 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 from functools import cache
 from importlib.metadata import version
+from pathlib import Path
+from typing import NamedTuple
 
 
 @cache
@@ -30,6 +35,17 @@ def parser() -> argparse.ArgumentParser:
         help="answer Gemini calls with the local development model (made-up answers built "
         "from each prompt's data, model version evidencia-local) instead of Gemini",
     )
+    serve.add_argument(
+        "--data",
+        type=Path,
+        help="keep the emulator's documents in this folder: imported at start, exported at "
+        "Ctrl-C (make run keeps them in .local-data); without it they go with the host",
+    )
+    serve.add_argument(
+        "--clean",
+        action="store_true",
+        help="with --data: wipe the documents kept there and start empty",
+    )
     openapi = commands.add_parser("openapi", help="regenerate schemas/openapi.json")
     openapi.add_argument("--check", action="store_true", help="fail if the file is stale")
     capacity = commands.add_parser(
@@ -45,7 +61,9 @@ def parser() -> argparse.ArgumentParser:
     )
     lock.add_argument("--check", action="store_true", help="fail if the lock is stale")
     doctor_command = commands.add_parser(
-        "doctor", help="check Java, the Firestore emulator and Gemini settings"
+        "doctor",
+        help="check what make run and make test need (Java 11+, the Firestore emulator, "
+        "a free port, Node.js and npm, Chromium) and the Gemini settings",
     )
     doctor_command.add_argument(
         "--port",
@@ -73,22 +91,114 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
-    """Say what the local host will use, or fail with what to install."""
-    from cli.emulator import find_jar, find_java
+JAVA_NEEDED = 11
+"""The oldest Java the Firestore emulator runs on (17 is what CI uses)."""
+
+
+class Finding(NamedTuple):
+    value: str
+    blocks_run: bool = False
+    """True when `make run` cannot work until it is fixed (doctor then exits 1)."""
+
+
+def java_version(java: str) -> int | None:
+    """The major version `java -version` names (8 for "1.8.0_392"), None if it names none."""
+    try:
+        said = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "(?:1\.)?(\d+)', said.stderr + said.stdout)
+    return int(match.group(1)) if match else None
+
+
+def check_java() -> Finding:
+    from cli.emulator import EmulatorError, find_java
+
+    try:
+        java = find_java()
+    except EmulatorError as error:
+        return Finding(f"MISSING: {error}", blocks_run=True)
+    major = java_version(java)
+    if major is None:
+        return Finding(f"{java}, whose version could not be read ('java -version')")
+    if major < JAVA_NEEDED:
+        return Finding(
+            f"{java} is Java {major}; the Firestore emulator needs {JAVA_NEEDED} or newer: "
+            "'sudo apt-get install -y openjdk-17-jre-headless', first on PATH",
+            blocks_run=True,
+        )
+    return Finding(f"{java} (Java {major})")
+
+
+def check_jar() -> Finding:
+    from cli.emulator import EmulatorError, find_jar
+
+    try:
+        return Finding(str(find_jar()))
+    except EmulatorError as error:
+        return Finding(f"MISSING: {error}", blocks_run=True)
+
+
+def check_port(port: int) -> Finding:
+    from cli.host import HostError, bind
+
+    try:
+        bind(port).close()
+    except HostError:
+        return Finding(
+            f"in use (by a running host?): make run needs it; make run PORT={port + 1} "
+            "picks another (make test needs none)"
+        )
+    return Finding("free")
+
+
+def check_node() -> Finding:
+    found = [tool for tool in ("node", "npm", "npx") if shutil.which(tool) is None]
+    if found:
+        return Finding(
+            f"MISSING {', '.join(found)}: make test needs them (the console's format check, the "
+            "real MCP and agent clients): 'sudo apt-get install -y nodejs npm'"
+        )
+    version_said = subprocess.run(
+        ["node", "--version"], capture_output=True, text=True, timeout=30, check=False
+    ).stdout.strip()
+    return Finding(f"node {version_said}, npm (for make test)")
+
+
+def check_chromium() -> Finding:
+    found = (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+    if not found:
+        return Finding(
+            "MISSING: make test's console tests need it; make test installs Debian's chromium "
+            "as root or with password-less sudo, else 'sudo apt-get install -y chromium' "
+            "(or CHROMIUM=/path/to/chromium)"
+        )
+    return Finding(f"{found} (for make test)")
+
+
+def doctor(port: int, as_json: bool = False, local_model: bool = False) -> int:
+    """Say what the local host and the suite will use, one line each, and how to fix what
+    is missing; 1 when `make run` cannot work."""
     from cli.host import flow_models, model_line
     from shared.instance import settings
 
-    found: dict[str, str] = {}
+    found: dict[str, Finding] = {}
     external = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if external:
-        found["Firestore emulator"] = f"{external} (from FIRESTORE_EMULATOR_HOST)"
-        found[f"Trigger delivery to port {port}"] = probe_delivery(port)
+        found["Firestore emulator"] = Finding(f"{external} (from FIRESTORE_EMULATOR_HOST)")
+        found[f"Trigger delivery to port {port}"] = Finding(probe_delivery(port))
     else:
-        found["Java"] = str(find_java())
-        found["Firestore emulator jar"] = str(find_jar())
+        found["Java"] = check_java()
+        found["Firestore emulator jar"] = check_jar()
+        found[f"Port {port}"] = check_port(port)
+    found["Node.js and npm"] = check_node()
+    found["Chromium"] = check_chromium()
     gemini = settings()
-    found["Gemini"] = (
+    found["Gemini"] = Finding(
         "the local development model (--local-model): made-up answers, model evidencia-local"
         if local_model
         else "configured, models "
@@ -97,12 +207,13 @@ def doctor(port: int, as_json: bool = False, local_model: bool = False) -> None:
         else "not configured: set GEMINI_API_KEY (runs fail with not_configured until then), "
         "or serve with --local-model to see every flow complete with made-up answers"
     )
-    found["Gemini model"] = model_line(gemini)
+    found["Gemini model"] = Finding(model_line(gemini))
     if as_json:
-        print(json.dumps(found))
+        print(json.dumps({name: finding.value for name, finding in found.items()}))
     else:
-        for name, value in found.items():
-            print(f"{name}: {value}")
+        for name, finding in found.items():
+            print(f"{name}: {finding.value}")
+    return 1 if any(finding.blocks_run for finding in found.values()) else 0
 
 
 def probe_delivery(port: int) -> str:
@@ -142,15 +253,16 @@ def run(argv: list[str]) -> int:
     from cli.host import HostError
 
     args = parser().parse_args(argv)
+    status = 0
     try:
         if args.command == "serve":
             from cli.host import serve
 
-            serve(args.port, local_model=args.local_model)
+            serve(args.port, local_model=args.local_model, data=args.data, clean=args.clean)
         elif args.command == "deploy":
             return deploy.run(args)
         elif args.command == "doctor":
-            doctor(args.port, args.json, args.local_model)
+            status = doctor(args.port, args.json, args.local_model)
         elif args.command == "lock":
             from cli.lock import write as write_lock
 
@@ -169,7 +281,7 @@ def run(argv: list[str]) -> int:
     except (admin.AdminError, EmulatorError, HostError) as error:
         print(f"evidencia: {error}", file=sys.stderr)
         return 1
-    return 0
+    return status
 
 
 if __name__ == "__main__":

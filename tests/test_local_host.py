@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import requests
 
 from cli.console import CONTENT_SECURITY_POLICY
+from cli.emulator import Emulator, free_port
 from cli.host import SECRET_HEADER, trigger_id
 from shared.clients import db
 from shared.retention import utcnow
 from tests.api import Api, World, created_event, redeliver, wait_for
+from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 
 def deliveries(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
@@ -145,3 +153,66 @@ def test_the_console_serves_only_its_own_files(api: Api) -> None:
         reply = requests.get(api.base_url + path, timeout=10)
         assert reply.status_code == 404, path
         assert reply.json()["code"] == "not_found"
+
+
+@contextmanager
+def host_process(env: dict[str, str], *flags: str) -> Iterator[tuple[Emulator, list[str]]]:
+    """`evidencia serve FLAGS` as `make run` starts it, stopped by Ctrl-C on leaving: its
+    emulator and what it printed once started (more is appended as it stops)."""
+    process = subprocess.Popen(
+        [str(EVIDENCIA), "serve", "--port", str(free_port()), *flags],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    said: list[str] = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("Private routes"):
+                break
+        host = next(x for x in said if x.startswith("FIRESTORE_EMULATOR_HOST="))
+        yield Emulator(host.split("=", 1)[1].strip()), said
+    finally:
+        process.send_signal(signal.SIGINT)
+        said.extend(process.stderr)
+        process.wait(timeout=60)
+        process.stderr.close()
+
+
+def put(emulator: Emulator, path: str) -> None:
+    documents = f"{emulator.base_url}/v1/projects/{emulator.project_id}/databases/(default)"
+    request = urllib.request.Request(
+        f"{documents}/documents/{path}",
+        data=b'{"fields": {"name": {"stringValue": "kept"}}}',
+        method="PATCH",
+        headers={"Authorization": "Bearer owner", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        assert reply.status == 200
+
+
+def test_a_host_with_a_data_folder_keeps_its_documents_across_a_restart_and_clean_wipes_them(
+    tmp_path: Path,
+) -> None:
+    env = environment(tmp_path)
+    data = tmp_path / "data"
+    with host_process(env, "--data", str(data)) as (first, said):
+        assert any(line.startswith("Local data: started empty") for line in said), said
+        put(first, "orgs/kept-org")
+    assert f"Local data: kept in {data} for the next start\n" in said
+    with host_process(env, "--data", str(data)) as (second, said):
+        assert any(line.startswith(f"Local data: restored from {data}") for line in said), said
+        assert second.document_exists("orgs/kept-org")
+    with host_process(env, "--data", str(data), "--clean") as (third, said):
+        assert any(line.startswith("Local data: started empty") for line in said), said
+        assert not third.document_exists("orgs/kept-org")
+
+
+def test_a_host_without_a_data_folder_says_its_documents_go_with_it(tmp_path: Path) -> None:
+    with host_process(environment(tmp_path)) as (_, said):
+        assert any(line.startswith("Local data: not kept") for line in said), said
+    assert list(tmp_path.glob("**/*.overall_export_metadata")) == []
