@@ -67,11 +67,10 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
     assert process.stdout is not None
     lines: list[str] = []
     try:
-        while not any(line.startswith("FIRESTORE_EMULATOR_HOST=") for line in lines):
+        while not any(line.startswith("Private routes") for line in lines):
             line = process.stdout.readline()
             assert line, "serve exited early: " + "".join(lines)
             lines.append(line)
-        lines.append(process.stdout.readline())
         emulator_host = (
             next(x for x in lines if x.startswith("FIRESTORE_EMULATOR_HOST="))
             .split("=", 1)[1]
@@ -80,6 +79,10 @@ def test_serve_starts_its_own_emulator_serves_and_stops_everything_on_ctrl_c(
         assert f"Evidencia local host: http://127.0.0.1:{port}\n" in lines
         assert "Gemini: not configured (runs fail not_configured)\n" in lines
         assert answers(f"http://127.0.0.1:{port}/openapi.json")
+        [commands] = [line for line in lines if line.startswith("Commands: ")]
+        typed = commands.split()[1]
+        assert (ROOT / typed).samefile(EVIDENCIA), "the banner's evidencia runs as printed"
+        assert f"{typed} admin token create --user USER" in "".join(lines)
 
         found = subprocess.run(
             [str(EVIDENCIA), "admin", "tenant", "create", "--kind", "org", "--json"],
