@@ -123,7 +123,8 @@ function orgCard(org) {
     agents.length
       ? h(
           "div",
-          { class: "wide" },
+          // Focusable, so that a keyboard can scroll it sideways on a narrow screen.
+          { class: "wide", tabindex: 0, role: "region", "aria-label": `Agents of ${nameOf(org)}` },
           h(
             "table",
             { class: "agents" },

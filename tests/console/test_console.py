@@ -331,10 +331,10 @@ def test_the_hypotheses_view_is_usable_with_the_keyboard_alone(
     assert console.accessibility_violations() == []
     keys.type(psy.admin)
     keys.press("Enter")
-    project = console.page.get_by_label("Project")
-    tab_to(console, project, at_most=12)
-    keys.type(psy.project)
+    opens = console.page.locator("li.tenant").get_by_role("link", name="Hypotheses")
+    tab_to(console, opens, at_most=20)
     keys.press("Enter")
+    expect(console.page.get_by_label("Project")).to_have_value(psy.project)
     reason = console.page.get_by_label("Reason (optional)")
     tab_to(console, reason, at_most=30)
     keys.type("Keyboard only.")
