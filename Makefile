@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run admin test test-fast lint style chromium openapi bench capacity lock
+.PHONY: run admin test test-fast lint style chromium openapi bench capacity lock screenshots
 
 # uv installs the lock in parallel, in a few seconds where pip takes half a minute; it is
 # itself pinned with its hashes in the lock, and installed first by the venv's own pip.
@@ -93,6 +93,10 @@ capacity: $(STAMP)
 
 openapi: $(STAMP)
 	$(BIN)/evidencia openapi
+
+# docs/screenshots/ again, as the console's browser tests take them (one process).
+screenshots: $(STAMP) chromium
+	CONSOLE_SCREENSHOTS=docs/screenshots $(BIN)/pytest -p no:xdist -q tests/console
 
 lock: $(STAMP)
 	$(BIN)/evidencia lock
