@@ -513,7 +513,8 @@ def serve(
             "--user USER --class user_session --capability CAPABILITY --expires-in 1d)"
         )
         _say(f"{len(ENTRIES)} entry points; OpenAPI at {host.url}/openapi.json. Ctrl-C stops.")
-        _say(f"Private routes (the sweeps) need the header {SECRET_HEADER}: {host.secret}")
+        every = f"run every {host.scheduler.interval_s:g} s" if host.scheduler.interval_s else "off"
+        _say(f"Private routes (the sweeps, {every}) need the header {SECRET_HEADER}: {host.secret}")
         logs.info("Local host started", url=host.url, emulator=host.emulator.host)
         while True:
             time.sleep(0.5)  # waking now and then runs the handler of a signal another thread took

@@ -23,7 +23,7 @@ api PUT "/v1/orgs/$O/agents/$A/model-selection" "$OLGA" '{
       "criteria": {"small": "one file", "large": "many files across the repository"}},
     "rules": [{"runtime": "container", "effort": "medium", "when": {"type": "choice", "thresholds": {"large": 0.6}}}]}],
   "default": {"runtime": "local", "model": "gemini-2.5-flash", "effort": "low", "permissionMode": "default", "fastMode": true}}' \
-  | field version
+  | "$PYTHON" -c 'import json, sys; print("selection version", json.load(sys.stdin)["version"])'
 
 step "3. a session: 202 with the agent's next seq and a token for this session alone"
 STARTED=$(api POST "/v1/orgs/$O/agents/$A/sessions" "$ANA" \
@@ -33,11 +33,11 @@ SESSION_TOKEN=$(echo "$STARTED" | field sessionToken)
 echo "seq $SEQ"
 
 step "4. the frozen evaluation (the contract), read with the session's own token; 409 until frozen"
-EVALUATION=$(poll_until 'True' GET "/v1/orgs/$O/agents/$A/model-evaluations/$SEQ" "$SESSION_TOKEN")
+EVALUATION=$(wait_until "$WORKER_WAIT_S" "the evaluation (its worker starts on the session's create event)" 'True' GET "/v1/orgs/$O/agents/$A/model-evaluations/$SEQ" "$SESSION_TOKEN")
 echo "$EVALUATION" | "$PYTHON" -c 'import json, sys
 e = json.load(sys.stdin)
 print("outcome", e["outcome"] + ":", e["reason"])
-print("target", json.dumps(e["target"]))
+print("target:", ", ".join("%s %s" % (k, json.dumps(v) if isinstance(v, bool) else v) for k, v in e["target"].items()))
 print("model asked", e["requestedModel"] + ", answered by", e["actualModel"])
 for step in e["steps"]:
     print("  step", step["stepId"] + ":", step["question"]["instructions"])

@@ -19,6 +19,7 @@ if [ ! -x "$GEMINI" ]; then
 fi
 MODEL_URL=${GEMINI_URL:-}
 if [ -z "$MODEL_URL" ]; then
+  : >"$SCRATCH/model" # there before the model writes its address, which is read below
   "$PYTHON" -m cli.local_model >"$SCRATCH/model" 2>&1 &
   MODEL_PID=$!
   for _ in $(seq 100); do
@@ -49,9 +50,10 @@ api PUT "/v1/orgs/$O/agents/$A/model-selection" "$OLGA" '{
     "rules": [{"permissionMode": "plan", "when": {"type": "boolean", "thresholds": {"true": 0.8}}}]},
   "steps": [],
   "default": {"runtime": "gemini-cli", "model": "gemini-3.1-pro-preview", "effort": "medium",
-    "permissionMode": "acceptEdits", "fastMode": false}}' | field version
+    "permissionMode": "acceptEdits", "fastMode": false}}' \
+  | "$PYTHON" -c 'import json, sys; print("selection version", json.load(sys.stdin)["version"])'
 api PUT "/v1/orgs/$O/agents/$A/outcome-source" "$OLGA" "{\"projectId\": \"$P\", \"agent\": \"dev-api\"}" \
-  | field agent
+  | "$PYTHON" -c 'import json, sys; s = json.load(sys.stdin); print("outcome source: project", s["projectId"], "agent", s["agent"])'
 
 step "3. lee launches: the launcher waits for the choice, runs Gemini CLI with it, and ends the session by its exit"
 mkdir -p "$SCRATCH/home/.gemini" "$SCRATCH/work"

@@ -3,7 +3,8 @@
 #   PORT            the port `make run PORT=...` serves on (default 8080)
 #   EVIDENCIA_URL   the host, when it is not http://127.0.0.1:$PORT
 #   EVIDENCIA       the evidencia command (default .venv/bin/evidencia of this checkout)
-#   POLL_TRIES      how many times to poll a pending result, 0.2 s apart (default 100)
+#   SCHEDULE_INTERVAL_S  how often the host runs its sweeps, as it was given (default 5 s):
+#                   an abnormal end's analysis waits on the sweep to collect its batch
 
 set -euo pipefail
 
@@ -12,7 +13,7 @@ URL=${EVIDENCIA_URL:-http://127.0.0.1:${PORT:-8080}}
 EVIDENCIA=${EVIDENCIA:-$ROOT/.venv/bin/evidencia}
 PYTHON=$(dirname "$EVIDENCIA")/python
 PORT=${URL##*:}
-POLL_TRIES=${POLL_TRIES:-100}
+SWEEP_S=${SCHEDULE_INTERVAL_S:-5}
 BODY=$(mktemp)
 REPLY_FILE=$(mktemp)
 trap 'rm -f "$BODY" "$REPLY_FILE"' EXIT
@@ -24,8 +25,10 @@ if ! curl -sS -o /dev/null --max-time 5 "$URL/openapi.json" 2>/dev/null; then
   exit 1
 fi
 
-# evidencia admin, against the emulator of the host on $PORT
-admin() { "$EVIDENCIA" admin --port "$PORT" "$@"; }
+# evidencia admin, against the emulator of the host on $PORT, with output for scripts (which
+# leaves out its stderr line naming the Firestore: said once here instead)
+admin() { "$EVIDENCIA" admin --port "$PORT" "$@" --json; }
+echo "admin commands: $EVIDENCIA admin --port $PORT (the Firestore emulator of the host on port $PORT)"
 
 # field PATH: the value at a dotted PATH (list indexes as numbers) of the JSON on stdin
 field() {
@@ -42,6 +45,15 @@ new_ulid() {
 from datetime import datetime
 from ulid import ULID
 print(ULID.from_datetime(datetime.fromisoformat(sys.argv[1])) if len(sys.argv) > 1 else ULID())' "$@"
+}
+
+# labelled [KEY...]: the JSON object on stdin as "key value, key value" (the named keys
+# alone, in that order, when keys are given); nested values stay JSON
+labelled() {
+  "$PYTHON" -c 'import json, sys
+value = json.load(sys.stdin)
+keys = sys.argv[1:] or list(value)
+print(", ".join("%s %s" % (k, value[k] if isinstance(value[k], str) else json.dumps(value[k])) for k in keys))' "$@"
 }
 
 new_uuid() { "$PYTHON" -c 'import uuid; print(uuid.uuid4())'; }
@@ -62,25 +74,39 @@ api() {
   cat "$BODY"
 }
 
-# poll_until PYTHON_CONDITION METHOD PATH TOKEN [BODY]: call until the condition on the
-# parsed body `r` (None while the answer is 409) holds; prints the last body.
-poll_until() {
-  local condition=$1
-  shift
-  for _ in $(seq "$POLL_TRIES"); do
+# wait_until SECONDS WHAT PYTHON_CONDITION METHOD PATH TOKEN [BODY]: says on stderr what it
+# waits for and for how long at most, then calls every 0.2 s until the condition on the
+# parsed body `r` holds (409, not ready yet, is called again); prints the last body. Gives up
+# after SECONDS, saying so.
+wait_until() {
+  local seconds=$1 what=$2 condition=$3
+  shift 3
+  echo "waiting for $what: at most $seconds s" >&2
+  local start=${EPOCHREALTIME/[.,]/}
+  local deadline=$((start + seconds * 1000000))
+  while [ "${EPOCHREALTIME/[.,]/}" -lt "$deadline" ]; do
     ALLOW_STATUS=409 api "$@" >"$REPLY_FILE"
     if [ "$STATUS" != 409 ] && "$PYTHON" -c "import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if ($condition) else 1)" "$REPLY_FILE"; then
+      local waited=$(((${EPOCHREALTIME/[.,]/} - start) / 100000))
+      echo "ready after $((waited / 10)).$((waited % 10)) s" >&2
       cat "$REPLY_FILE"
       echo
       return 0
     fi
     sleep 0.2
   done
-  echo "gave up after $POLL_TRIES tries: $condition" >&2
+  echo "gave up waiting for $what after $seconds s (the last answer: $STATUS $(cat "$REPLY_FILE"))" >&2
   return 1
 }
+
+# How long a worker started by a document's create event takes under the local model is
+# well under a second; a minute leaves room for a loaded machine and a real Gemini call.
+WORKER_WAIT_S=60
+# An abnormal end's analysis goes to the Batch API; the sweep collects it at its next run.
+ANALYSIS_WAIT_S=$((WORKER_WAIT_S + 2 * SWEEP_S))
+ANALYSIS_WAITS_ON="the analysis (an abnormal end's analysis is collected from the Batch API by the sweep, every $SWEEP_S s)"
 
 # token USER CAPABILITY TENANT: a token for USER with one capability in one tenant, a day long
 token() {

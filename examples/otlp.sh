@@ -52,7 +52,7 @@ PY
 step "3. the turn ended in error; the run is over, so ana ends the session (else silence would, as its turns say): it ended abnormally and was analysed"
 api POST "/projects/$P/sessions/$S/end" "$ANA" '{"state": "closed_abnormally", "cause": "last_turn_failed"}' | "$PYTHON" -c 'import json, sys
 s = json.load(sys.stdin); print("session", s["sessionId"], s["state"], s["cause"], "after", s["eventCount"], "events")'
-HYPOTHESES=$(poll_until 'len(r) > 0' GET "/projects/$P/hypotheses?sessionId=$S" "$VIC")
+HYPOTHESES=$(wait_until "$ANALYSIS_WAIT_S" "$ANALYSIS_WAITS_ON" 'len(r) > 0' GET "/projects/$P/hypotheses?sessionId=$S" "$VIC")
 echo "$HYPOTHESES" | "$PYTHON" -c 'import json, sys
 for h in json.load(sys.stdin):
     print("-", h["agenteAlvo"] + ":", h["hipotese"], "cites", len(h["evidenceEventIds"]), "events")'

@@ -33,8 +33,7 @@ for i, kind in enumerate(kinds):
 print(json.dumps({"events": events}))
 PY
 )
-api POST "/projects/$P/sessions/$S/events" "$ANA" "$EVENTS"
-echo
+echo "stored: $(api POST "/projects/$P/sessions/$S/events" "$ANA" "$EVENTS" | labelled)"
 
 step "3. the session ends abnormally: that queues its analysis by itself"
 ANALYSIS=$(api POST "/projects/$P/sessions/$S/end" "$ANA" \
@@ -42,8 +41,8 @@ ANALYSIS=$(api POST "/projects/$P/sessions/$S/end" "$ANA" \
 echo "analysis $ANALYSIS"
 
 step "4. the analysis: poll until it settles (status, counts, token use, signals)"
-DONE=$(poll_until 'r["status"] in ("completed", "failed")' GET "/projects/$P/analyses/$ANALYSIS" "$VIC")
-echo "$DONE" | field counts
+DONE=$(wait_until "$ANALYSIS_WAIT_S" "$ANALYSIS_WAITS_ON" 'r["status"] in ("completed", "failed")' GET "/projects/$P/analyses/$ANALYSIS" "$VIC")
+echo "counts: $(echo "$DONE" | field counts | labelled)"
 [ "$(echo "$DONE" | field status)" = completed ] || { echo "the analysis failed" >&2; exit 1; }
 
 step "5. the hypotheses (the contract): a bare array, newest first"
@@ -67,7 +66,8 @@ if audit["missing"]:
 
 step "7. decide (admin): the hypothesis leaves the \"proposed\" filter"
 api POST "/projects/$P/hypotheses/$H/decision" "$OLGA" \
-  '{"status":"accepted","reason":"The cited events bear it out: pytest failed three times and was run again unchanged."}' | field decidedBy
+  '{"status":"accepted","reason":"The cited events bear it out: pytest failed three times and was run again unchanged."}' \
+  | "$PYTHON" -c 'import json, sys; d = json.load(sys.stdin)["decidedBy"]; print("decided by", d["userId"], "(%s)" % d["credentialClass"])'
 LEFT=$(api GET "/projects/$P/hypotheses?sessionId=$S&status=proposed" "$VIC" | field "")
 echo "$LEFT" | H="$H" "$PYTHON" -c 'import json, os, sys
 ids = [h["id"] for h in json.load(sys.stdin)]

@@ -19,7 +19,11 @@ ITEMS=$(api POST /research-api/evidence/upsert "$TOKEN" "{\"workspace_id\":\"$WS
   \"items\":[{\"text\":\"Onboarding took me two days; the wizard kept asking the same things.\",
               \"source\":{\"title\":\"Interview 1\"}},
              {\"text\":\"The setup wizard is confusing.\"}]}")
-echo "$ITEMS"
+echo "$ITEMS" | "$PYTHON" -c 'import json, sys
+stored = json.load(sys.stdin)
+for item in stored["items"]:
+    print("item", item["evidence_id"], "revision", item["revision"])
+print("conversation revision", stored["conversation_revision"])'
 
 step "4. ask: 202 with a queued run; the run worker starts from the run's create event"
 RUN=$(api POST /research-api/assistant/ask "$TOKEN" \
@@ -29,9 +33,9 @@ echo "run $RUN"
 
 step "5. status (the contract): poll until the run settles; a read never writes"
 STATUS_BODY="{\"workspace_id\":\"$WS\",\"conversation_id\":\"$CONV\",\"run_id\":\"$RUN\"}"
-RESULT=$(poll_until 'r["run"]["status"] not in ("queued", "processing")' \
-  POST /research-api/assistant/status "$TOKEN" "$STATUS_BODY")
-echo "$RESULT" | field run
+RESULT=$(wait_until "$WORKER_WAIT_S" "the run (its worker starts on the run's create event)" \
+  'r["run"]["status"] not in ("queued", "processing")' POST /research-api/assistant/status "$TOKEN" "$STATUS_BODY")
+echo "run: $(echo "$RESULT" | field run | labelled status failure_code generation processor model_id)"
 [ "$(echo "$RESULT" | field run.status)" = completed ] || { echo "the run did not complete" >&2; exit 1; }
 echo "model: $(echo "$RESULT" | field run.model_version)"
 echo "statement: $(echo "$RESULT" | field message.answer.answer.statement)"
@@ -44,7 +48,7 @@ for ref in json.load(sys.stdin)["message"]["answer"]["answer"]["evidence"]:
     print("cites", *cited, "held" if cited in held else "NOT HELD")
     if cited not in held:
         sys.exit(1)'
-echo "availability: $(echo "$RESULT" | field availability)"
+echo "availability: $(echo "$RESULT" | field availability | labelled)"
 CHECK=$(api GET "/research-api/runs/$RUN/citations?workspace_id=$WS" "$TOKEN" | field support_check.model_version)
 echo "support check: $CHECK"
 

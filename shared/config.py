@@ -141,6 +141,9 @@ class Settings:
     Gemini's Batch API where the backend takes one; `off` always asks the standard way."""
     psychologist_batch_deadline_s: int
     schedule_interval_s: float
+    """How often the local host runs the sweeps (Cloud Scheduler's job in production): often
+    enough that an abnormal end's analysis, collected from the Batch API by the sweep, is
+    seen within seconds of its batch ending."""
     delivery_probe_s: float
     """How long the local host waits for the emulator to deliver its probe document's
     event before it refuses an emulator that does not deliver triggers."""
@@ -321,7 +324,7 @@ def _read(env: Environ) -> Settings:
             _batch_deadline_default(_kept(env, "PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24)),
             "batch falls back before it is read",
         ),
-        schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 30.0),
+        schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 5.0),
         delivery_probe_s=_positive(env, "DELIVERY_PROBE_S", 10.0, "the probe's event needs time"),
         agentconnect_raw_text_limit=_bounded(
             env,

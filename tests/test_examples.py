@@ -84,19 +84,29 @@ def test_serve_says_the_local_model_is_on(served: Served) -> None:
     assert "evidencia-local" in said
 
 
+RUNS: dict[Path, subprocess.CompletedProcess[str]] = {}
+"""Each walkthrough's run, made once for the tests that read what it printed."""
+
+
+def walkthrough(served: Served, script: Path) -> subprocess.CompletedProcess[str]:
+    if script not in RUNS:
+        RUNS[script] = subprocess.run(
+            ["bash", str(script)],
+            cwd=ROOT,
+            env={**served.env, "EVIDENCIA_URL": served.url, "EVIDENCIA": str(EVIDENCIA)},
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    return RUNS[script]
+
+
 @pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_each_walkthrough_runs_as_written_and_its_flow_completes(
     served: Served, script: Path
 ) -> None:
-    result = subprocess.run(
-        ["bash", str(script)],
-        cwd=ROOT,
-        env={**served.env, "EVIDENCIA_URL": served.url, "EVIDENCIA": str(EVIDENCIA)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = walkthrough(served, script)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "== 1." in result.stdout
     for line in SAYS.get(script.stem, []):
@@ -135,6 +145,52 @@ def test_the_apis_page_shows_its_walkthroughs_steps_in_order(script: Path) -> No
     assert steps
     assert -1 not in shown, [step for step, at in zip(steps, shown, strict=True) if at == -1]
     assert shown == sorted(shown)
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_a_walkthrough_names_the_firestore_its_admin_commands_use_once(
+    served: Served, script: Path
+) -> None:
+    result = walkthrough(served, script)
+    printed = result.stdout + result.stderr
+    assert printed.count("Firestore:") == 0, printed
+    assert printed.count("admin commands: ") == 1, printed
+    assert f"(the Firestore emulator of the host on port {served.url.rsplit(':', 1)[1]})" in printed
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_every_value_a_walkthrough_prints_has_its_label(served: Served, script: Path) -> None:
+    """No bare `1`, `dev-api` or JSON blob: each line says what its value is."""
+    result = walkthrough(served, script)
+    bare = [
+        line
+        for line in result.stdout.splitlines()
+        if line.strip() and (" " not in line.strip() or line.lstrip()[:1] in "{[")
+    ]
+    assert bare == []
+
+
+WAITS = {
+    "research": "the run (its worker starts on the run's create event): at most 60 s",
+    "agentconnect": "the evaluation (its worker starts on the session's create event): at most",
+    "psychologist": "the analysis (an abnormal end's analysis is collected from the Batch API by "
+    "the sweep, every {sweep} s): at most",
+    "otlp": "the analysis (an abnormal end's analysis is collected from the Batch API by the "
+    "sweep, every {sweep} s): at most",
+}
+"""What each walkthrough that waits says it waits for, the sweep's interval as the host runs it."""
+
+
+@pytest.mark.parametrize("script", sorted(WAITS))
+def test_a_walkthrough_says_what_it_waits_for_and_for_how_long_at_most(
+    served: Served, script: str
+) -> None:
+    [banner] = [line for line in served.said if line.startswith("Private routes")]
+    sweep = re.search(r"run every (\S+) s", banner)
+    assert sweep, banner
+    result = walkthrough(served, ROOT / "examples" / f"{script}.sh")
+    assert "waiting for " + WAITS[script].format(sweep=sweep.group(1)) in result.stderr
+    assert re.search(r"^ready after \d+\.\d s$", result.stderr, re.MULTILINE), result.stderr
 
 
 def test_every_line_the_host_prints_on_stdout_is_a_structured_log_line(served: Served) -> None:
