@@ -450,9 +450,24 @@ def _json(raw: bytes) -> Any:
         return None
 
 
+ISSUE_CHARS = 200
+"""An issue's message is cut here: a schema's message quotes the value it refuses whole."""
+
+
 def refusal(what: str, status: int, body: Any) -> LaunchError:
+    """The API's refusal in words, each schema issue of a 400 on a line of its own (its
+    path, then its message)."""
     said = body.get("message") if isinstance(body, dict) else None
-    return LaunchError(f"{what} was refused ({status}): {said or 'no message'}")
+    issues = body.get("issues") if isinstance(body, dict) else None
+    lines = [f"{what} was refused ({status}): {said or 'no message'}"]
+    for issue in issues if isinstance(issues, list) else []:
+        if isinstance(issue, dict):
+            path = ".".join(str(part) for part in issue.get("path") or []) or "(the body)"
+            message = str(issue.get("message", ""))
+            if len(message) > ISSUE_CHARS:
+                message = message[: ISSUE_CHARS - 1] + "…"
+            lines.append(f"  {path}: {message}")
+    return LaunchError("\n".join(lines))
 
 
 # -- the launch -------------------------------------------------------------------------

@@ -378,3 +378,19 @@ def test_the_end_and_the_route_say_what_happened() -> None:
     )
     assert launch.route_of({"outcome": "defaulted", "reason": ""}) == "default"
     assert launch.route_of({"outcome": "fallback", "reason": "budget_exhausted"}) == "fallback"
+
+
+def test_a_session_start_the_api_refuses_shows_each_schema_issue_with_its_path(
+    launcher: Launch,
+) -> None:
+    """A 400 once said "does not match its schema (1 issue(s))" and hid the issue."""
+    ran = launcher.run("Fix it.", title="t" * 501)
+
+    assert ran.code == launch.API_FAILED
+    said = ran.stderr.splitlines()
+    assert said[0].startswith("evidencia launch: Starting the AgentConnect session was refused")
+    assert "does not match its schema (1 issue(s))" in said[0]
+    assert said[1].startswith("  title: 'tttt")
+    assert said[1].endswith("…")
+    assert len(said[1]) <= 2 + len("title: ") + launch.ISSUE_CHARS
+    assert ran.records == [], "no agent ran"
