@@ -245,10 +245,14 @@ class LocalHost:
         self.owns_emulator = owns_emulator
         self.data = data if owns_emulator else None
         """Where the emulator's documents are kept when the host stops (its own emulator only)."""
+        self.started_empty: str | None = None
+        """When `serve` started this host on an empty database, so that a token made before
+        then is gone: a refused token's message then says so."""
         self.in_flight = InFlight()
         self.probes = Probes()
         self.secret = secrets.token_hex(16)
         app = build_app(emulator.project_id, self.in_flight, self.probes, self.secret)
+        app.after_request(self._hint_on_a_refused_token)
         fd = listener.fileno() if listener is not None else None
         self.server: BaseWSGIServer = make_server(
             "127.0.0.1", port, app, threaded=True, fd=fd, request_handler=_RequestHandler
@@ -258,6 +262,19 @@ class LocalHost:
             settings().schedule_interval_s if schedule_interval_s is None else schedule_interval_s
         )
         self.scheduler = Scheduler(app, interval, self.secret)
+
+    def _hint_on_a_refused_token(self, response: flask.Response) -> flask.Response:
+        if self.started_empty is None or response.status_code != HTTPStatus.UNAUTHORIZED:
+            return response
+        body = response.get_json(silent=True)
+        if isinstance(body, dict) and "invalid, expired or revoked" in str(body.get("message")):
+            body["message"] = (
+                f"{body['message']} If it was made before this local host started empty at "
+                f"{self.started_empty}, it went with the old data: make a new one with "
+                f"{command_path()} admin token create."
+            )
+            response.set_data(jsonbody.dumps(body))
+        return response
 
     @property
     def url(self) -> str:
@@ -487,6 +504,8 @@ def serve(
         host = open_host(port, listener, folder, clean).start()
         if not host.owns_emulator:
             check_delivery(host)
+        if host.owns_emulator and not restored:
+            host.started_empty = time.strftime("%H:%M:%S")
         write_state(host)
         evidencia = command_path()
         _say(f"Evidencia local host: {host.url}")

@@ -207,9 +207,27 @@ def test_a_host_with_a_data_folder_keeps_its_documents_across_a_restart_and_clea
     with host_process(env, "--data", str(data)) as (second, said):
         assert any(line.startswith(f"Local data: restored from {data}") for line in said), said
         assert second.document_exists("orgs/kept-org")
+        assert "started empty" not in refused_token_message(said)
     with host_process(env, "--data", str(data), "--clean") as (third, said):
         assert any(line.startswith("Local data: started empty") for line in said), said
         assert not third.document_exists("orgs/kept-org")
+        hint = refused_token_message(said)
+        assert hint.startswith("The token is invalid, expired or revoked. If it was made before ")
+        assert "this local host started empty at " in hint
+        assert "admin token create" in hint
+
+
+def refused_token_message(said: list[str]) -> str:
+    """What the host on the banner's URL answers a token it does not hold."""
+    [banner] = [line for line in said if line.startswith("Evidencia local host: ")]
+    reply = requests.get(
+        banner.split(": ", 1)[1].strip() + "/v1/whoami",
+        headers={"Authorization": "Bearer evd_unknown_secret"},
+        timeout=10,
+    )
+    assert reply.status_code == 401
+    message: str = reply.json()["message"]
+    return message
 
 
 def test_a_host_without_a_data_folder_says_its_documents_go_with_it(tmp_path: Path) -> None:
