@@ -524,8 +524,9 @@ def serve(
         _say(f"Gemini: {configured}")
         _say(f"Gemini model: {model_line(settings())}")
         _say(
-            f"Commands: {evidencia} (in the venv, not on PATH: '. .venv/bin/activate' puts it "
-            f"there), e.g. {evidencia} doctor, {evidencia} admin tenant list"
+            f"Commands: {evidencia} doctor, {evidencia} admin tenant list (evidencia is in the "
+            "venv, not on PATH: '. .venv/bin/activate' puts it there; in this checkout, "
+            "make admin ARGS='tenant list' works too)"
         )
         _say(
             f"Review console: {host.url}/ (sign in with a token: {evidencia} admin token create "
