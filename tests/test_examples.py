@@ -15,6 +15,7 @@ from typing import IO
 import pytest
 
 from cli.emulator import free_port
+from tests.conftest import BASE_ENV
 from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name != "lib.sh")
@@ -39,6 +40,8 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     port = free_port()
     env = environment(tmp_path_factory.mktemp("runtime"))
+    for name in BASE_ENV:  # a newcomer's defaults: batches and the support check on
+        env.pop(name, None)
     process = subprocess.Popen(
         [str(EVIDENCIA), "serve", "--port", str(port), "--local-model"],
         cwd=ROOT,
