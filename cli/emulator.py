@@ -207,15 +207,23 @@ def command(
 
 
 def start(
-    port: int | None = None, functions_port: int | None = None, seed: Path | None = None
+    port: int | None = None,
+    functions_port: int | None = None,
+    seed: Path | None = None,
+    own_session: bool = False,
 ) -> Emulator:
     """Start the emulator from its jar (no gcloud wrapper, so stopping it stops the JVM),
-    holding the documents of the export `seed` when one is given."""
+    holding the documents of the export `seed` when one is given. In a session of its own
+    (`own_session`), a terminal's Ctrl-C, sent to the whole foreground process group,
+    reaches only its starter, which must then stop it (a host that keeps its data exports
+    it first); otherwise it stops with the terminal's Ctrl-C like its starter."""
     jar, java = find_jar(), find_java()
     port = port or free_port()
     command_line = command(str(jar), java, port, functions_port, seed)
     log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)  # noqa: SIM115 - closed by Emulator.stop
-    process = subprocess.Popen(command_line, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command_line, stdout=log, stderr=subprocess.STDOUT, start_new_session=own_session
+    )
     emulator = Emulator(host=f"127.0.0.1:{port}", process=process, log=log)
     try:
         emulator.wait_ready()

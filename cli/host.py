@@ -349,7 +349,7 @@ def open_host(
     if data is not None and clean:
         data.wipe()
     seed = data.kept() if data is not None else None
-    emulator = emulator_module.start(functions_port=port, seed=seed)
+    emulator = emulator_module.start(functions_port=port, seed=seed, own_session=data is not None)
     os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host
     try:
         return LocalHost(port, emulator, owns_emulator=True, listener=listener, data=data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import urllib.request
@@ -157,8 +158,9 @@ def test_the_console_serves_only_its_own_files(api: Api) -> None:
 
 @contextmanager
 def host_process(env: dict[str, str], *flags: str) -> Iterator[tuple[Emulator, list[str]]]:
-    """`evidencia serve FLAGS` as `make run` starts it, stopped by Ctrl-C on leaving: its
-    emulator and what it printed once started (more is appended as it stops)."""
+    """`evidencia serve FLAGS` as `make run` starts it, stopped on leaving by Ctrl-C as a
+    terminal sends it (to the whole process group): its emulator and what it printed once
+    started (more is appended as it stops)."""
     process = subprocess.Popen(
         [str(EVIDENCIA), "serve", "--port", str(free_port()), *flags],
         cwd=ROOT,
@@ -166,6 +168,7 @@ def host_process(env: dict[str, str], *flags: str) -> Iterator[tuple[Emulator, l
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     assert process.stderr is not None
     said: list[str] = []
@@ -177,7 +180,7 @@ def host_process(env: dict[str, str], *flags: str) -> Iterator[tuple[Emulator, l
         host = next(x for x in said if x.startswith("FIRESTORE_EMULATOR_HOST="))
         yield Emulator(host.split("=", 1)[1].strip()), said
     finally:
-        process.send_signal(signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)
         said.extend(process.stderr)
         process.wait(timeout=60)
         process.stderr.close()
