@@ -71,6 +71,10 @@ def test_the_report_sums_every_figure_an_outcome_record_keeps_of_what_it_spent()
 
     session: Any = {"usage": {"input_tokens": 900, "output_tokens": 100, "cost_usd": 0.25}}
     kept = spent(session)
-    assert kept["usage_reported"] == 1
-    assert set(kept) - {"usage_reported"} == set(SPENT_FIELDS)
+    assert (kept["usage_reported"], kept["cost_reported"]) == (1, 1)
+    assert set(kept) - {"usage_reported", "cost_reported"} == set(SPENT_FIELDS)
     assert (kept["log_tokens"], kept["log_cost_usd"]) == (math.log(1000), math.log(0.25))
+    tokens_alone: Any = {"usage": {"input_tokens": 900, "output_tokens": 100}}
+    uncosted = spent(tokens_alone)
+    assert uncosted["cost_reported"] == 0
+    assert not {name for name in uncosted if "cost_usd" in name}

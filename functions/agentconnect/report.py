@@ -505,9 +505,9 @@ AGGREGATIONS_PER_QUERY = 5
 
 
 def _sums_of(query: Any) -> Callable[[], dict[str, float]]:
-    """How many, and the sum of each spent field, in aggregation queries of at most
-    AGGREGATIONS_PER_QUERY each (3)."""
-    wanted = ("sessions", *SPENT_FIELDS)
+    """How many, how many reported a cost, and the sum of each spent field, in aggregation
+    queries of at most AGGREGATIONS_PER_QUERY each (3)."""
+    wanted = ("sessions", "cost_reported", *SPENT_FIELDS)
     groups = [
         wanted[start : start + AGGREGATIONS_PER_QUERY]
         for start in range(0, len(wanted), AGGREGATIONS_PER_QUERY)
@@ -539,14 +539,16 @@ def _mean_view(found: Mean) -> dict[str, float | None]:
 
 
 def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
-    """A target's mean tokens and cost per joined session that reported them, with 95%
+    """A target's mean tokens per joined session that reported them, and its mean cost
+    per session that reported a cost (a missing cost is missing, never $0), with 95%
     intervals."""
     sessions = int(sums.get("sessions", 0))
+    costed = int(sums.get("cost_reported", 0))
 
-    def of(name: str) -> Mean:
+    def of(name: str, counted: int) -> Mean:
         return mean_interval(
             Sums(
-                sessions,
+                counted,
                 sums.get(name, 0.0),
                 sums.get(f"{name}_sq", 0.0),
                 int(sums.get(f"{name}_positive", 0)),
@@ -557,8 +559,9 @@ def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
 
     return {
         "sessions": sessions,
-        "tokens": _mean_view(of("tokens")),
-        "costUsd": _mean_view(of("cost_usd")),
+        "costSessions": costed,
+        "tokens": _mean_view(of("tokens", sessions)),
+        "costUsd": _mean_view(of("cost_usd", costed)),
     }
 
 

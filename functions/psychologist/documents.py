@@ -262,8 +262,10 @@ class Spent(TypedDict):
     """1 when `tokens` is above 0; then `log_tokens` and its square are set."""
     log_tokens: NotRequired[float]
     log_tokens_sq: NotRequired[float]
+    cost_reported: NotRequired[int]
+    """1 when the telemetry also reported a cost (then the cost fields are set): a cost
+    never reported is missing, never $0, and leaves the mean cost."""
     cost_usd: NotRequired[float]
-    """0 when the source reports tokens but no cost."""
     cost_usd_sq: NotRequired[float]
     cost_usd_positive: NotRequired[float]
     log_cost_usd: NotRequired[float]

@@ -549,22 +549,26 @@ def spent(session: Session) -> Spent:
     if "input_tokens" not in usage and "output_tokens" not in usage:
         return {"usage_reported": 0}
     tokens = int(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
-    cost = float(usage.get("cost_usd", 0.0))
     found: Spent = {
         "usage_reported": 1,
+        "cost_reported": int("cost_usd" in usage),
         "tokens": tokens,
         "tokens_sq": float(tokens) * tokens,
         "tokens_positive": float(tokens > 0),
-        "cost_usd": cost,
-        "cost_usd_sq": cost * cost,
-        "cost_usd_positive": float(cost > 0),
     }
     if tokens > 0:
         found["log_tokens"] = math.log(tokens)
         found["log_tokens_sq"] = math.log(tokens) ** 2
-    if cost > 0:
-        found["log_cost_usd"] = math.log(cost)
-        found["log_cost_usd_sq"] = math.log(cost) ** 2
+    if "cost_usd" in usage:
+        cost = float(usage["cost_usd"])
+        found |= {
+            "cost_usd": cost,
+            "cost_usd_sq": cost * cost,
+            "cost_usd_positive": float(cost > 0),
+        }
+        if cost > 0:
+            found["log_cost_usd"] = math.log(cost)
+            found["log_cost_usd_sq"] = math.log(cost) ** 2
     return found
 
 

@@ -55,16 +55,18 @@ class Loop:
         body: dict[str, Any] = reply.json()
         return body
 
-    def report_usage(self, session: str, tokens: tuple[int, int], cost_usd: float) -> None:
-        """One model request's tokens and cost, as Claude Code's `api_request` log says it."""
-        attributes = {
+    def report_usage(self, session: str, tokens: tuple[int, int], cost_usd: float | None) -> None:
+        """One model request's tokens and cost, as Claude Code's `api_request` log says it
+        (with no cost when `cost_usd` is None)."""
+        attributes: dict[str, Any] = {
             "session.id": session,
             "event.name": "api_request",
             "request_id": f"req-{session}",
             "input_tokens": tokens[0],
             "output_tokens": tokens[1],
-            "cost_usd": cost_usd,
         }
+        if cost_usd is not None:
+            attributes["cost_usd"] = cost_usd
         record: dict[str, Any] = {
             "timeUnixNano": "1796264848447000000",
             "body": {"stringValue": "claude_code.api_request"},

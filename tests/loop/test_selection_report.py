@@ -78,11 +78,13 @@ def test_the_report_says_what_a_targets_sessions_cost_on_average_with_an_interva
     loop: Loop,
 ) -> None:
     """Three sessions on one target report their tokens and cost through their telemetry
-    (Claude Code's api_request log); one on the other target reports none. The report
-    serves each target's mean tokens and cost per reporting session (their intervals come
-    from 30 sessions: tests/test_means.py), and says that the other has none to show."""
+    (Claude Code's api_request log), a fourth its tokens but no cost; one on the other
+    target reports none. The report serves each target's mean tokens per reporting session
+    and mean cost per session that reported a cost, the missing cost left out rather than
+    counted as $0 (their intervals come from 30 sessions: tests/test_means.py), and says
+    that the other has none to show."""
     assert loop.link().status_code == 200
-    spent = [(1000, 100, 0.01), (2000, 200, 0.02), (3000, 300, 0.03)]
+    spent = [(1000, 100, 0.01), (2000, 200, 0.02), (3000, 300, 0.03), (4000, 400, None)]
     for number, (tokens_in, tokens_out, cost) in enumerate(spent, start=1):
         started = loop.connect.start(f"deep-{number}", sessionId=f"s-deep-{number}")
         loop.connect.frozen(started["seq"])
@@ -94,12 +96,13 @@ def test_the_report_says_what_a_targets_sessions_cost_on_average_with_an_interva
 
     targets = {t["targetKey"]: t for t in loop.report()["targets"]}
     pro, default = targets[key(PRO)]["spent"], targets[key(DEFAULT)]["spent"]
-    assert pro["sessions"] == 3
+    assert (pro["sessions"], pro["costSessions"]) == (4, 3)
     below_the_minimum = {"low": None, "high": None}
-    assert pro["tokens"] == {"mean": pytest.approx(2200), **below_the_minimum}
+    assert pro["tokens"] == {"mean": pytest.approx(2750), **below_the_minimum}
     assert pro["costUsd"] == {"mean": pytest.approx(0.02), **below_the_minimum}
     assert default == {
         "sessions": 0,
+        "costSessions": 0,
         "tokens": {"mean": None, "low": None, "high": None},
         "costUsd": {"mean": None, "low": None, "high": None},
     }
