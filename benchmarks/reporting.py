@@ -241,6 +241,28 @@ def _trial_lines(trials: dict[str, Any]) -> list[str]:
             for each in found["power"]
         )
         lines.append(f"  {method}: false verdicts {false}; found {power}")
+    splits = ", ".join(
+        f"{each['joined_share']:.0%}/{each['control_share']:.0%} {each['false_share']:.1%}"
+        for each in trials["splits"]
+    )
+    lines.append(f"  unequal splits (treated/control share): false verdicts {splits}")
+    lines.extend(
+        f"  mismatch flag, lost {each['lost']}: {each['flagged_share']:.1%}"
+        for each in trials["sample_ratio_mismatch"]
+    )
+    for each in trials["harm"]:
+        mirror = each["mirror"]
+        lines.append(
+            f"  harm {each['true_ratio']} at {each['control_share']:.0%}: 80% by "
+            f"{each['sessions_for_80']}; mirror {mirror['true_ratio']} at "
+            f"{mirror['control_share']:.0%}: 80% by {mirror['sessions_for_80']}"
+        )
+    for each in trials["sessions_needed"]:
+        found = "-" if each["found_share"] is None else f"{each['found_share']:.1%}"
+        lines.append(
+            f"  sessionsNeeded {'harm ' if each.get('harm') else ''}{each['ratio']} at "
+            f"{each['control_shares']}: {each['sessions_needed']}, found within {found}"
+        )
     return lines
 
 

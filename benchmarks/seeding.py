@@ -122,7 +122,7 @@ def seed(gemini: GeminiTestServer) -> Seed:
         ("org", org),
     ):
         auth.tenant_ref(client, kind, tenant).set({"kind": kind})
-        auth.member_ref(client, kind, tenant, "bench").set({"role": "owner"})
+        auth.member_ref(client, kind, tenant, "bench").set({"role": "owner", "user_id": "bench"})
     token, _ = auth.create_token(
         client,
         user_id="bench",

@@ -1,89 +1,158 @@
 """Randomised trials under continuous monitoring, on simulated sessions with known truth,
 read after every session from the 2nd to the 2,000th: the verdict the effect read serves
-(`functions.outcomes.safe`, an exact safe test inverted into a confidence sequence) beside
-the one it replaced (an asymptotic confidence sequence on ln RR with 0.5 added to zero
-cells, tightest at 500 sessions, ten sessions an arm before any verdict).
+(`functions.outcomes.safe`, an exact safe test at the arms' joined sizes inverted into a
+confidence sequence) beside the one it replaced first (an asymptotic confidence sequence
+on ln RR with 0.5 added to zero cells, tightest at 500 sessions, ten sessions an arm before
+any verdict).
 
 False verdicts: with no true difference at control shares of 5 %, 30 % and 70 %, how many
-trials ever read `improved` or `worse` (goal at most 5 %). Power, counting sessions over
-both arms: a true risk ratio of 0.3 at 50 % control read `improved` within 80 sessions,
-and 0.6 at 30 % within 600 (goal at least 80 % each), with the sessions by which 80 % of
-trials have read it. `sessionsNeeded` checked: at several control shares and ratios, how
-many trials read `improved` within the sessions `safe.sessions_needed` gives (goal at
-least 80 %).
+trials ever read `improved` or `worse` (goal at most 5 %), with the arms joined at the
+declared half and at 46 %, 40 % and 30 % treated (sessions lost at random, unrelated to
+the outcome). The sample-ratio mismatch flag: how often it is ever raised when both arms
+lose 5 % of their sessions (goal at most 1 %), and when the treatment arm loses 25 %. Power,
+counting sessions over both arms: a true risk ratio of 0.3 at 50 % control read `improved`
+within 80 sessions, and 0.6 at 30 % within 600 (goal at least 80 % each), with the sessions
+by which 80 % of trials have read it. Harm: the guardrail's one-sided test, sessions to
+80 % for 1.5 at 30 % and 2 at 20 % beside the two-sided read's mirror improvements (0.67 at
+45 %, 0.5 at 40 %). `sessionsNeeded` checked: how many trials read their verdict within the
+number `safe.sessions_needed` serves (goal at least 80 % wherever a number is served), for
+one signal kind and for two (where `improved` needs both).
 
-Vectorised with NumPy: at r = 1 the e-value's logarithm is linear in the four counts for
-each alternative, so every trial's every session is one matrix product and one
-log-sum-exp."""
+Vectorised with NumPy: at r = 1, each alternative's log e-value is linear in the four
+counts less the log likelihood of the counts under its RIPr at the joined share, so a chunk
+of trials' every session is a matrix product, one projection per alternative and session,
+and one log-sum-exp."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from functions.outcomes.safe import (
+    EITHER_WAY,
+    HARM,
+    HELP_AND_HARM,
+    LOG_THRESHOLD,
+    Shifts,
+    alternatives,
+    sessions_needed,
+)
+from functions.outcomes.trials import SRM_LOG_THRESHOLD
+
 TRIALS = 1_000
 NULL_TRIALS = 4_000
+SPLIT_TRIALS = 2_000
+NEEDED_TRIALS = 2_000
+"""Each sessionsNeeded check: enough that a share found of 80 % reads within about 1 %."""
 SHARE = 0.5
 HORIZON = 2_000
 NULL_SHARES = (0.05, 0.3, 0.7)
+SPLITS = (0.46, 0.4, 0.3)
+"""The treatment arm's share of joined sessions, against a declared half."""
+LOSSES = ((0.05, 0.05), (0.25, 0.05))
+"""(treatment, control): the share of each arm's assigned sessions never joined."""
 POWER = ((0.5, 0.3, 80), (0.3, 0.6, 600))
 """(control share, true ratio, sessions within which it should be found)."""
-NEEDED_CHECKS = ((0.5, 0.3), (0.3, 0.6), (0.3, 0.7), (0.1, 0.5), (0.7, 0.8))
-"""(control share, ratio) at which sessionsNeeded is checked."""
-SEED = 20261203
-CHUNK = 50
+HARMS = ((0.3, 1.5, 0.45, 0.67), (0.2, 2.0, 0.4, 0.5))
+"""(control share, harmful ratio, and the mirror improvement's control share and ratio)."""
+NEEDED_CHECKS = (
+    ((0.5,), 0.3),
+    ((0.3,), 0.6),
+    ((0.3,), 0.7),
+    ((0.1,), 0.5),
+    ((0.05,), 0.3),
+    ((0.7,), 0.8),
+    ((0.3, 0.1), 0.6),
+    ((0.5, 0.2), 0.5),
+)
+"""(control share of each signal kind, ratio on every kind) where sessionsNeeded is held
+to the share of trials that read `improved` within it."""
+HARM_NEEDED_CHECKS = ((0.3, 1.5), (0.2, 2.0), (0.3, 1.25))
+SEED = 20261204
+CHUNK_CELLS = 4_000_000
+"""Trials x sessions x alternatives held at once."""
 
 Counts = npt.NDArray[np.float64]
+Verdicts = npt.NDArray[np.int8]
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Cumulative counts per trial and session: (shown, sessions) per arm, one `shown`
+    per signal kind."""
+
+    treated: list[Counts]
+    treated_n: Counts
+    control: list[Counts]
+    control_n: Counts
 
 
 def _paths(
-    rng: np.random.Generator, trials: int, horizon: int, control_share: float, ratio: float
-) -> tuple[Counts, Counts, Counts, Counts]:
-    """Cumulative (treated with the pattern, treated, control with it, control) per
-    trial and session."""
-    treated = rng.random((trials, horizon)) < SHARE
-    chance = np.where(treated, control_share * ratio, control_share)
-    shown = rng.random((trials, horizon)) < chance
+    rng: np.random.Generator,
+    trials: int,
+    horizon: int,
+    control_shares: tuple[float, ...],
+    ratio: float,
+    joined_share: float = SHARE,
+) -> Paths:
+    treated = rng.random((trials, horizon)) < joined_share
     cum = np.cumsum
-    return (
-        cum(treated & shown, axis=1, dtype=np.float64),
+    shown = []
+    for control in control_shares:
+        chance = np.where(treated, control * ratio, control)
+        shown.append(rng.random((trials, horizon)) < chance)
+    return Paths(
+        [cum(each & treated, axis=1, dtype=np.float64) for each in shown],
         cum(treated, axis=1, dtype=np.float64),
-        cum(~treated & shown, axis=1, dtype=np.float64),
+        [cum(each & ~treated, axis=1, dtype=np.float64) for each in shown],
         cum(~treated, axis=1, dtype=np.float64),
     )
 
 
-def _safe_verdicts(a: Counts, n1: Counts, b: Counts, n0: Counts) -> npt.NDArray[np.int8]:
-    """-1 improved, 1 worse, 0 neither: the served method's verdict at each session (the
-    confidence sequence excludes 1 exactly when the e-value against a ratio of 1 reaches
-    20; its side is the estimate's)."""
-    from functions.outcomes.safe import LOG_THRESHOLD, alternatives
-
-    found = alternatives(1.0)
-    p1 = np.array([each.treated_share for each in found])
-    p0 = np.array([each.control_share for each in found])
-    pooled = SHARE * p1 + (1 - SHARE) * p0
+def log_e_values(a: Counts, n1: Counts, b: Counts, n0: Counts, shifts: Shifts) -> Counts:
+    """ln of the served e-value against a ratio of 1 at every (trial, session): each
+    alternative's RIPr at the joined share, as `safe.point_log_e_value` takes it."""
+    found = alternatives(1.0, shifts)
+    q1 = np.array([each.treated_share for each in found])
+    q0 = np.array([each.control_share for each in found])
     weights = np.log(np.array([each.weight for each in found]))
-    coefficients = np.stack(
-        [
-            np.log(p1 / pooled),
-            np.log1p(-p1) - np.log1p(-pooled),
-            np.log(p0 / pooled),
-            np.log1p(-p0) - np.log1p(-pooled),
-        ]
-    )
+    bets = np.stack([np.log(q1), np.log1p(-q1), np.log(q0), np.log1p(-q0)])
     counts = np.stack([a, n1 - a, b, n0 - b], axis=-1)
-    terms = counts @ coefficients + weights
+    sessions = np.maximum(n1 + n0, 1)[..., None]
+    share = n1[..., None] / sessions
+    m = share * q1 + (1 - share) * q0
+    big_b = 2 * m + share * (1 - q1) + (1 - share) * (1 - q0)
+    c = 2 * m / (big_b + np.sqrt(np.maximum(big_b * big_b - 4 * m, 0.0)))
+    shown = (a + b)[..., None]
+    terms = counts @ bets + weights - shown * np.log(c) - (sessions - shown) * np.log1p(-c)
     top = terms.max(axis=-1)
-    log_e = top + np.log(np.exp(terms - top[..., None]).sum(axis=-1))
-    side = np.sign(a * n0 - b * n1)
-    return np.where(log_e >= LOG_THRESHOLD, side, 0).astype(np.int8)
+    result: Counts = top + np.log(np.exp(terms - top[..., None]).sum(axis=-1))
+    return result
 
 
-def _asymptotic_verdicts(a: Counts, n1: Counts, b: Counts, n0: Counts) -> npt.NDArray[np.int8]:
+def _sides(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Counts:
+    side: Counts = np.sign(a * n0 - b * n1)
+    return side
+
+
+def _two_sided(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Verdicts:
+    """-1 improved, 1 worse, 0 neither: the served verdict at each session (the sequence
+    excludes 1 exactly when the e-value against 1 reaches 20; its side is the estimate's)."""
+    log_e = log_e_values(a, n1, b, n0, HELP_AND_HARM)
+    return np.where(log_e >= LOG_THRESHOLD, _sides(a, n1, b, n0), 0).astype(np.int8)
+
+
+def _harm(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Verdicts:
+    """1 where the guardrail's one-sided test finds harm, else 0."""
+    log_e = log_e_values(a, n1, b, n0, HARM)
+    return ((log_e >= LOG_THRESHOLD) & (_sides(a, n1, b, n0) > 0)).astype(np.int8)
+
+
+def _asymptotic(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Verdicts:
     """The replaced method: Waudby-Smith et al.'s asymptotic confidence sequence on ln RR
     (Robbins' normal mixture tuned to 500 sessions), delta-method variance with 0.5 added
     to each cell when a count is 0, no verdict below 10 sessions an arm."""
@@ -103,21 +172,34 @@ def _asymptotic_verdicts(a: Counts, n1: Counts, b: Counts, n0: Counts) -> npt.ND
     return np.where(np.minimum(n1, n0) >= 10, verdict, 0).astype(np.int8)
 
 
-METHODS = {"safe": _safe_verdicts, "asymptotic": _asymptotic_verdicts}
+METHODS = {"safe": _two_sided, "asymptotic": _asymptotic, "harm": _harm}
 
 
-def first_verdicts(
-    method: str, control_share: float, ratio: float, horizon: int, trials: int, seed: int
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
-    """Per trial, the first session (over both arms, from the 2nd) at which a verdict
-    other than none is read (inf when never) and which one."""
+@dataclass(frozen=True)
+class Case:
+    control_shares: tuple[float, ...]
+    ratio: float
+    joined_share: float = SHARE
+    method: str = "safe"
+
+
+def first_reads(case: Case, horizon: int, trials: int, seed: int) -> tuple[Counts, Verdicts]:
+    """Per trial, the first session (over both arms, from the 2nd) at which every signal
+    kind reads the same verdict other than none (inf when never), and which one."""
     rng = np.random.default_rng(seed)
     first = np.full(trials, np.inf)
     which = np.zeros(trials, dtype=np.int8)
-    for start in range(0, trials, CHUNK):
-        size = min(CHUNK, trials - start)
-        verdicts = METHODS[method](*_paths(rng, size, horizon, control_share, ratio))
-        verdicts[:, 0] = 0  # read from the 2nd session on
+    cells = horizon * len(alternatives(1.0))
+    chunk = max(1, CHUNK_CELLS // cells)
+    for start in range(0, trials, chunk):
+        size = min(chunk, trials - start)
+        paths = _paths(rng, size, horizon, case.control_shares, case.ratio, case.joined_share)
+        kinds = [
+            METHODS[case.method](a, paths.treated_n, b, paths.control_n)
+            for a, b in zip(paths.treated, paths.control, strict=True)
+        ]
+        verdicts = np.where(np.all([k == kinds[0] for k in kinds], axis=0), kinds[0], 0)
+        verdicts[:, 0] = 0
         read = verdicts != 0
         ever = read.any(axis=1)
         at = read.argmax(axis=1)
@@ -126,63 +208,171 @@ def first_verdicts(
     return first, which
 
 
-def _found_by(first: npt.NDArray[np.float64], which: npt.NDArray[np.int8], within: int) -> float:
-    return float(np.mean((first <= within) & (which == -1)))
+def _found_by(first: Counts, which: Verdicts, within: int, side: int) -> float:
+    return float(np.mean((first <= within) & (which == side)))
 
 
-def _eighty(first: npt.NDArray[np.float64], which: npt.NDArray[np.int8]) -> int | None:
-    """Sessions by which 80 % of trials have read improved; None when fewer ever do."""
-    improved = np.sort(np.where(which == -1, first, np.inf))
-    at = improved[math.ceil(0.8 * len(improved)) - 1]
+def _eighty(first: Counts, which: Verdicts, side: int) -> int | None:
+    """Sessions by which 80 % of trials have read the verdict; None when fewer ever do."""
+    found = np.sort(np.where(which == side, first, np.inf))
+    at = found[math.ceil(0.8 * len(found)) - 1]
     return int(at) if math.isfinite(at) else None
 
 
-def trials(count: int = TRIALS, null_count: int = NULL_TRIALS) -> dict[str, Any]:
-    from functions.outcomes.safe import sessions_needed
+def _loss_flags(lost: tuple[float, float], trials: int, seed: int) -> float:
+    """The share of trials whose sample-ratio mismatch flag is ever raised by the 2,000th
+    assigned session: the served test over (lost, assigned) per arm, arms at the declared
+    half, each assigned session lost with its arm's chance."""
+    rng = np.random.default_rng(seed)
+    raised = 0
+    chunk = max(1, CHUNK_CELLS // (HORIZON * len(alternatives(1.0, EITHER_WAY))))
+    for start in range(0, trials, chunk):
+        size = min(chunk, trials - start)
+        treated = rng.random((size, HORIZON)) < SHARE
+        gone = rng.random((size, HORIZON)) < np.where(treated, *lost)
+        cum = np.cumsum
+        log_e = log_e_values(
+            cum(gone & treated, axis=1, dtype=np.float64),
+            cum(treated, axis=1, dtype=np.float64),
+            cum(gone & ~treated, axis=1, dtype=np.float64),
+            cum(~treated, axis=1, dtype=np.float64),
+            EITHER_WAY,
+        )
+        raised += int((log_e >= SRM_LOG_THRESHOLD).any(axis=1).sum())
+    return raised / trials
 
-    results: dict[str, Any] = {
-        "trials": count,
-        "null_trials": null_count,
-        "horizon": HORIZON,
-        "share": SHARE,
-    }
-    for method in METHODS:
-        null = []
-        for index, control in enumerate(NULL_SHARES):
-            first, _ = first_verdicts(method, control, 1.0, HORIZON, null_count, SEED + index)
-            false = int(np.isfinite(first).sum())
-            null.append(
-                {
-                    "control_share": control,
-                    "false_verdicts": false,
-                    "false_share": round(false / null_count, 4),
-                }
-            )
-        power = []
-        for index, (control, ratio, within) in enumerate(POWER):
-            horizon = min(HORIZON, 3 * within)
-            first, which = first_verdicts(method, control, ratio, horizon, count, SEED + 10 + index)
-            power.append(
-                {
-                    "control_share": control,
-                    "true_ratio": ratio,
-                    "within": within,
-                    "found_share": round(_found_by(first, which, within), 4),
-                    "sessions_for_80": _eighty(first, which),
-                }
-            )
-        results[method] = {"null": null, "power": power}
-    checks = []
-    for index, (control, ratio) in enumerate(NEEDED_CHECKS):
-        needed = sessions_needed(round(control * 1000), 1000, ratio, SHARE)
-        first, which = first_verdicts("safe", control, ratio, needed, count, SEED + 20 + index)
-        checks.append(
+
+def _null(method: str, trials: int, seed: int) -> list[dict[str, Any]]:
+    found = []
+    for index, control in enumerate(NULL_SHARES):
+        first, _ = first_reads(Case((control,), 1.0, method=method), HORIZON, trials, seed + index)
+        false = int(np.isfinite(first).sum())
+        found.append(
             {
                 "control_share": control,
-                "ratio": ratio,
-                "sessions_needed": needed,
-                "found_share": round(_found_by(first, which, needed), 4),
+                "false_verdicts": false,
+                "false_share": round(false / trials, 4),
             }
         )
-    results["sessions_needed"] = checks
-    return results
+    return found
+
+
+def _power(method: str, trials: int, seed: int) -> list[dict[str, Any]]:
+    found = []
+    for index, (control, ratio, within) in enumerate(POWER):
+        horizon = min(HORIZON, 3 * within)
+        case = Case((control,), ratio, method=method)
+        first, which = first_reads(case, horizon, trials, seed + index)
+        found.append(
+            {
+                "control_share": control,
+                "true_ratio": ratio,
+                "within": within,
+                "found_share": round(_found_by(first, which, within, -1), 4),
+                "sessions_for_80": _eighty(first, which, -1),
+            }
+        )
+    return found
+
+
+def _splits(trials: int, seed: int) -> list[dict[str, Any]]:
+    found = []
+    for index, (joined, control) in enumerate(
+        (joined, control) for joined in SPLITS for control in NULL_SHARES
+    ):
+        first, _ = first_reads(Case((control,), 1.0, joined), HORIZON, trials, seed + index)
+        found.append(
+            {
+                "joined_share": joined,
+                "control_share": control,
+                "false_share": round(float(np.isfinite(first).mean()), 4),
+            }
+        )
+    return found
+
+
+def _harms(trials: int, seed: int) -> list[dict[str, Any]]:
+    found = []
+    for index, (control, ratio, mirror_control, mirror_ratio) in enumerate(HARMS):
+        harm = first_reads(Case((control,), ratio, method="harm"), HORIZON, trials, seed + index)
+        mirror = first_reads(Case((mirror_control,), mirror_ratio), HORIZON, trials, seed + index)
+        found.append(
+            {
+                "control_share": control,
+                "true_ratio": ratio,
+                "sessions_for_80": _eighty(*harm, 1),
+                "mirror": {
+                    "control_share": mirror_control,
+                    "true_ratio": mirror_ratio,
+                    "sessions_for_80": _eighty(*mirror, -1),
+                },
+            }
+        )
+    return found
+
+
+def _needed_checks(trials: int, seed: int) -> list[dict[str, Any]]:
+    """sessionsNeeded as the effect read serves it for these kinds (each at the power
+    that makes all of them together 80 %), and the share of trials found within it."""
+    found = []
+    for index, (controls, ratio) in enumerate(NEEDED_CHECKS):
+        power = 1 - 0.2 / len(controls)
+        each = [sessions_needed(control, ratio, SHARE, power=power) for control in controls]
+        needed = None if None in each else max(n for n in each if n is not None)
+        share = None
+        if needed is not None:
+            first, which = first_reads(Case(controls, ratio), needed, trials, seed + index)
+            share = round(_found_by(first, which, needed, -1), 4)
+        found.append(
+            {
+                "control_shares": list(controls),
+                "ratio": ratio,
+                "sessions_needed": needed,
+                "found_share": share,
+            }
+        )
+    for index, (control, ratio) in enumerate(HARM_NEEDED_CHECKS):
+        needed = sessions_needed(control, ratio, SHARE, HARM)
+        share = None
+        if needed is not None:
+            case = Case((control,), ratio, method="harm")
+            first, which = first_reads(case, needed, trials, seed + 100 + index)
+            share = round(_found_by(first, which, needed, 1), 4)
+        found.append(
+            {
+                "control_shares": [control],
+                "ratio": ratio,
+                "harm": True,
+                "sessions_needed": needed,
+                "found_share": share,
+            }
+        )
+    return found
+
+
+def trials(count: int = TRIALS, null_count: int = NULL_TRIALS) -> dict[str, Any]:
+    return {
+        "trials": count,
+        "null_trials": null_count,
+        "split_trials": SPLIT_TRIALS,
+        "horizon": HORIZON,
+        "share": SHARE,
+        **{
+            method: {
+                "null": _null(method, null_count, SEED),
+                "power": _power(method, count, SEED + 10),
+            }
+            for method in ("safe", "asymptotic")
+        },
+        "splits": _splits(SPLIT_TRIALS, SEED + 30),
+        "sample_ratio_mismatch": [
+            {
+                "lost": list(lost),
+                "flagged_share": round(_loss_flags(lost, SPLIT_TRIALS, SEED + 40 + i), 4),
+            }
+            for i, lost in enumerate(LOSSES)
+        ],
+        "harm": _harms(count, SEED + 50),
+        "needed_trials": NEEDED_TRIALS,
+        "sessions_needed": _needed_checks(NEEDED_TRIALS, SEED + 60),
+    }

@@ -250,6 +250,7 @@ function verdictWords(effect, compared, what) {
     worse: `Worse: a larger share of sessions showed ${what} after the decision (${interval}).`,
     no_clear_change: `No clear change in ${what} (${interval}: the interval includes 1).`,
     too_few_sessions: `Too few sessions to tell (${before}, ${after}); each window needs ${effect.minimumSessions}.`,
+    withheld: `No verdict: no ratio fits the windows' counts of ${what}, so there is no interval.`,
   }[effect.verdict];
 }
 
@@ -320,12 +321,24 @@ const TRIAL_VERDICTS = {
   worse: "The change hurt: sessions given it show the pattern more, beyond chance.",
   no_clear_change: "No clear difference between the arms yet.",
   too_few_sessions: "Too few sessions in an arm to tell yet.",
+  withheld: "No verdict: the read cannot be trusted as it stands.",
+};
+
+const NOT_NEEDED = {
+  no_control_sessions: "no session without the change has ended yet",
+  pattern_not_seen_in_control: "no session without the change has shown the pattern yet",
+  beyond_reach: "a change that small is beyond what the trial can tell at any size",
 };
 
 // A ratio treatment/control with its exact 95% confidence sequence, valid after every
 // session: a high end of null means none yet.
-function trialInterval(read) {
-  const ratio = read.ratio === null ? "undefined (no control session shows it)" : read.ratio;
+function trialInterval(read, trial) {
+  if (read.empty) return "no ratio fits the arms' counts, so there is no interval";
+  const why =
+    trial.arms.treatment.sessions === 0
+      ? "no session given the change has ended yet"
+      : "no session without it shows the pattern";
+  const ratio = read.ratio === null ? `undefined (${why})` : read.ratio;
   const high = read.high === null ? "no upper end yet" : read.high;
   return `risk ratio ${ratio}, 95% interval ${read.low} to ${high}`;
 }
@@ -335,10 +348,27 @@ const KIND_NAMES = { abnormal_end: "ending abnormally", ...KINDS };
 // The sessions needed, in plain words: how many sessions in all give the trial an 80% chance
 // of telling a change that cuts the pattern by the meaningful ratio.
 function neededWords(trial) {
+  const cut = Math.round((1 - trial.meaningfulRatio) * 100);
+  if (trial.sessionsNeeded === null)
+    return ` How many sessions it needs to tell a change that cuts the pattern by ${cut}% cannot be said yet: ${NOT_NEEDED[trial.sessionsNeededReason] ?? trial.sessionsNeededReason}.`;
   const sessions = trial.arms.treatment.sessions + trial.arms.control.sessions;
   const still = Math.max(trial.sessionsNeeded - sessions, 0);
-  const cut = Math.round((1 - trial.meaningfulRatio) * 100);
   return ` With about ${trial.sessionsNeeded} sessions in all, the trial has an 80% chance of telling a change that cuts the pattern by ${cut}% or more: ${still} still needed.`;
+}
+
+// What keeps the read honest: arms that lost sessions unequally, and the guardrail's
+// one-sided test for harm.
+function trialWarnings(trial) {
+  const warnings = [];
+  if (trial.sampleRatioMismatch.flagged)
+    warnings.push(
+      "The arms lost different shares of their sessions, beyond chance: the verdict is withheld until that is explained.",
+    );
+  if (trial.guardrail.harmFound)
+    warnings.push(
+      "Harm found: sessions given the change show the pattern more, beyond chance (the guardrail's one-sided test).",
+    );
+  return warnings.map((text) => h("p", { class: "problem trial-warning", role: "alert" }, text));
 }
 
 // "dev-api in Acme", ids beside the names for copying.
@@ -484,6 +514,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
         { class: "trial-verdict" },
         `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${neededWords(trial)}`,
       ),
+      ...trialWarnings(trial),
       trialWhere(params, hypothesis, trial),
       h(
         "ul",
@@ -493,7 +524,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
           return h(
             "li",
             { dataset: { kind } },
-            `${KIND_NAMES[kind] ?? kind}: ${trialInterval(read)}`,
+            `${KIND_NAMES[kind] ?? kind}: ${trialInterval(read, trial)}`,
           );
         }),
       ),

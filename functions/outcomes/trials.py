@@ -13,11 +13,21 @@ whether `sessionsNeeded` holds."""
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from functions.outcomes.documents import Arm, RunningTrial
-from functions.outcomes.estimators import rounded
-from functions.outcomes.safe import Table, confidence_sequence, sessions_needed
+from functions.outcomes.estimators import rounded, wilson_bounds
+from functions.outcomes.safe import (
+    EITHER_WAY,
+    HELP_AND_HARM,
+    Shifts,
+    Table,
+    confidence_sequence,
+    log_e_value,
+    sessions_needed,
+)
 
 MIN_PER_ARM = 1
 """Sessions each arm needs before a verdict other than `too_few_sessions`: the sequence is
@@ -69,26 +79,82 @@ class ArmCounts:
         return self.assigned - self.joined
 
 
+WITHHELD = "withheld"
+"""The verdict when the read cannot be trusted: the arms lost sessions unequally beyond
+chance (a sample-ratio mismatch), or no ratio fits the data (an empty interval)."""
+
+
 def verdict_of(
-    treated: int, treated_n: int, control: int, control_n: int, share: float
-) -> tuple[str, dict[str, float | None]]:
-    """The verdict and the ratio with its confidence sequence (`high` None: no upper
-    end), for a trial giving treatment to `share` of sessions."""
-    found = confidence_sequence(Table(treated, treated_n, control, control_n), share)
-    shown = {
+    treated: int, treated_n: int, control: int, control_n: int
+) -> tuple[str, dict[str, float | bool | None]]:
+    """The verdict and the ratio with its confidence sequence at the arms' joined sizes
+    (`high` None: no upper end; `empty`: no ratio fits, both ends None)."""
+    found = confidence_sequence(Table(treated, treated_n, control, control_n))
+    shown: dict[str, float | bool | None] = {
         "ratio": rounded(found.ratio),
         "low": rounded(found.low),
         "high": rounded(found.high),
+        "empty": found.empty,
     }
     if min(treated_n, control_n) < MIN_PER_ARM:
         return "too_few_sessions", shown
+    if found.empty:
+        return WITHHELD, shown
     if found.high is not None and found.high < 1:
         return "improved", shown
-    if found.low > 1:
+    if found.low is not None and found.low > 1:
         return "worse", shown
     return "no_clear_change", shown
 
 
-def needed(control: ArmCounts, treated_share: float, meaningful_ratio: float, count: int) -> int:
-    """Sessions (both arms) for 80 % power at the control share of the pattern seen so far."""
-    return sessions_needed(count, control.joined, meaningful_ratio, treated_share)
+SRM_ALPHA = 0.01
+SRM_LOG_THRESHOLD = math.log(1 / SRM_ALPHA)
+
+
+def sample_ratio_mismatch(treated: ArmCounts, control: ArmCounts) -> bool:
+    """Whether the arms lost different shares of their assigned sessions beyond chance:
+    the same exact, anytime-valid test on (lost, assigned) per arm, betting on a
+    difference either way, at 1 % (the chance of ever raising it when both arms lose
+    alike). Sessions still running count as lost until they end, alike in both arms."""
+    if min(treated.assigned, control.assigned) == 0:
+        return False
+    table = Table(treated.lost, treated.assigned, control.lost, control.assigned)
+    return log_e_value(table, 1.0, EITHER_WAY) >= SRM_LOG_THRESHOLD
+
+
+@dataclass(frozen=True)
+class Needed:
+    """Sessions over both arms for 80 % power, or None with the reason no number holds."""
+
+    sessions: int | None
+    reason: str | None = None
+
+
+PLANNING_Z = NormalDist().inv_cdf(0.8)
+"""The control share a number is planned at is the lower end of its one-sided 80 % Wilson
+interval, so that a pattern rarer than it has looked so far is not promised too few."""
+
+
+def needed(
+    control: ArmCounts,
+    counts: list[int],
+    treated_share: float,
+    ratio: float,
+    shifts: Shifts = HELP_AND_HARM,
+) -> Needed:
+    """Sessions at which a true `ratio` on every kind counted in `counts` (control
+    sessions showing it) is read with 80 % power: each kind at 1 - 0.2 / kinds, since an
+    `improved` needs them all, the kind that needs most governing."""
+    if control.joined == 0:
+        return Needed(None, "no_control_sessions")
+    power = 1 - 0.2 / len(counts)
+    most = 0
+    for count in counts:
+        if count == 0:
+            return Needed(None, "pattern_not_seen_in_control")
+        planned = wilson_bounds(count / control.joined, control.joined, PLANNING_Z)[0]
+        found = sessions_needed(planned, ratio, treated_share, shifts, power)
+        if found is None:
+            return Needed(None, "beyond_reach")
+        most = max(most, found)
+    return Needed(most)

@@ -17,7 +17,7 @@ no index beyond the query's own (one per query shape, in firestore.indexes.json)
 The after/before ratio of two shares is the risk ratio, with the exact interval the
 randomised read uses (`outcomes.safe.confidence_sequence`), the windows' sessions taken as
 given: the safe test of Turner, Ly and Grünwald for two samples of fixed sizes, whose
-share is the after window's share of the sessions. No correction is added to zero cells,
+block is the two windows' sessions. No correction is added to zero cells,
 and the interval holds at any number of sessions. A verdict needs at least
 EFFECT_MIN_SESSIONS sessions in each window; `improved` and `worse` need the whole
 interval below or above 1. It is an association over time, not the change's effect:
@@ -68,6 +68,7 @@ class Verdict(StrEnum):
     WORSE = "worse"
     NO_CLEAR_CHANGE = "no_clear_change"
     TOO_FEW_SESSIONS = "too_few_sessions"
+    WITHHELD = "withheld"
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ class Comparison(TypedDict):
     ratio: float | None
     low: float | None
     high: float | None
+    empty: bool
+    """No ratio fits the windows' counts: no interval, and the verdict is withheld."""
 
 
 def _window_queries(
@@ -126,22 +129,23 @@ def compare(before: int, before_sessions: int, after: int, after_sessions: int) 
         "ratio": None,
         "low": None,
         "high": None,
+        "empty": False,
     }
     if not before_sessions or not after_sessions:
         return compared
-    found = confidence_sequence(
-        Table(after, after_sessions, before, before_sessions),
-        after_sessions / (after_sessions + before_sessions),
-    )
+    found = confidence_sequence(Table(after, after_sessions, before, before_sessions))
     compared["ratio"] = rounded(found.ratio)
     compared["low"] = rounded(found.low)
     compared["high"] = rounded(found.high)
+    compared["empty"] = found.empty
     return compared
 
 
 def verdict(before: Counts, after: Counts, compared: Comparison) -> Verdict:
     if min(before.sessions, after.sessions) < EFFECT_MIN_SESSIONS:
         return Verdict.TOO_FEW_SESSIONS
+    if compared["empty"]:
+        return Verdict.WITHHELD
     low, high = compared["low"], compared["high"]
     if high is not None and high < 1:
         return Verdict.IMPROVED

@@ -11,6 +11,7 @@ abnormal ends and each signal kind."""
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,11 +28,15 @@ from functions.outcomes.documents import (
     TrialStatus,
 )
 from functions.outcomes.estimators import share_of
+from functions.outcomes.safe import ALPHA, HARM, Table, harm_found
 from functions.outcomes.trials import (
     DEFAULT_MEANINGFUL_RATIO,
     MIN_PER_ARM,
+    SRM_ALPHA,
+    WITHHELD,
     ArmCounts,
     needed,
+    sample_ratio_mismatch,
     verdict_of,
 )
 from functions.psychologist import store
@@ -68,8 +73,11 @@ METHOD = (
     "Grünwald, 'Generic E-variables for exact sequential k-sample tests that allow for "
     "optional stopping', Journal of Statistical Planning and Inference 2024), inverted over "
     "the ratio (Turner and Grünwald, 'Exact anytime-valid confidence intervals for "
-    "contingency tables and beyond', Statistics & Probability Letters 2023): exact at every "
-    "sample size and valid however often it is read; high null means no upper end."
+    "contingency tables and beyond', Statistics & Probability Letters 2023), taken at the "
+    "arms' joined sizes so that sessions lost for reasons unrelated to the outcome cannot "
+    "make a verdict: exact at every sample size and valid however often it is read; high "
+    "null means no upper end. A loss that depends on the outcome biases any method: an "
+    "unequal loss between the arms is flagged and withholds the verdict."
 )
 
 
@@ -202,16 +210,16 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
 
 
 def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
-    """The randomized design's read: each arm, each kind's ratio on its own, and the
-    verdict on the hypothesis's own kinds (on abnormal ends when it has none)."""
+    """The randomized design's read: each arm, each kind's ratio on its own, the verdict on
+    the hypothesis's own kinds (on abnormal ends when it has none), withheld on a
+    sample-ratio mismatch, and the guardrail's one-sided test for harm."""
     treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
-    share = trial["share"]
     kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
     per_kind: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, str] = {}
     for kind in SIGNAL_KINDS:
         verdict, ratio = verdict_of(
-            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined, share
+            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
         )
         verdicts[kind] = verdict
         per_kind[kind] = {
@@ -222,13 +230,17 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
             "verdict": verdict,
         }
     abnormal_verdict, abnormal_ratio = verdict_of(
-        treated.abnormal, treated.joined, control.abnormal, control.joined, share
+        treated.abnormal, treated.joined, control.abnormal, control.joined
     )
     if kinds:
         verdict = _combined({verdicts[k] for k in kinds})
-        basis_count = max(control.kinds[k] for k in kinds)
+        basis = [(treated.kinds[k], control.kinds[k]) for k in kinds]
     else:
-        verdict, basis_count = abnormal_verdict, control.abnormal
+        verdict, basis = abnormal_verdict, [(treated.abnormal, control.abnormal)]
+    mismatch = sample_ratio_mismatch(treated, control)
+    if mismatch and verdict in ("improved", "worse"):
+        verdict = WITHHELD
+    plan = needed(control, [shown for _, shown in basis], trial["share"], meaningful)
     return {
         "design": "randomized",
         "trialId": trial["id"],
@@ -244,14 +256,43 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
             }
             for arm, c in counts.items()
         },
+        "sampleRatioMismatch": {"flagged": mismatch, "alpha": SRM_ALPHA},
         "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
         "signalKinds": per_kind,
         "basis": kinds or ["abnormal_end"],
         "verdict": verdict,
         "minimumPerArm": MIN_PER_ARM,
         "meaningfulRatio": meaningful,
-        "sessionsNeeded": needed(control, trial["share"], meaningful, basis_count),
+        "sessionsNeeded": plan.sessions,
+        "sessionsNeededReason": plan.reason,
+        "guardrail": _guardrail(trial, treated, control, basis, meaningful),
         "method": METHOD,
+    }
+
+
+def _guardrail(
+    trial: Trial,
+    treated: ArmCounts,
+    control: ArmCounts,
+    basis: list[tuple[int, int]],
+    meaningful: float,
+) -> dict[str, Any]:
+    """The one-sided test for harm a trial that reads worse stops itself by: harm on any of
+    the basis's kinds, at ALPHA over them all (Bonferroni), and the sessions it needs to
+    find the mirror of `meaningfulRatio`."""
+    threshold = math.log(len(basis) / ALPHA)
+    found = any(
+        harm_found(Table(shown, treated.joined, seen, control.joined), threshold)
+        for shown, seen in basis
+    )
+    harmful = round(1 / meaningful, 4)
+    plan = needed(control, [seen for _, seen in basis], trial["share"], harmful, HARM)
+    return {
+        "alpha": ALPHA,
+        "harmFound": found,
+        "harmfulRatio": harmful,
+        "sessionsNeeded": plan.sessions,
+        "sessionsNeededReason": plan.reason,
     }
 
 
@@ -262,6 +303,8 @@ def _combined(verdicts: set[str]) -> str:
         return "worse"
     if verdicts == {"improved"}:
         return "improved"
+    if WITHHELD in verdicts:
+        return WITHHELD
     if "too_few_sessions" in verdicts:
         return "too_few_sessions"
     return "no_clear_change"

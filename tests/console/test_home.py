@@ -186,7 +186,8 @@ def test_signal_kinds_needed_sessions_and_the_chart_axis_read_in_plain_words(
     panel = console.page.locator("section.trial")
     verdict = panel.locator(".trial-verdict")
     expect(verdict).to_contain_text(
-        "the trial has an 80% chance of telling a change that cuts the pattern by 30% or more"
+        "How many sessions it needs to tell a change that cuts the pattern by 30% cannot be "
+        "said yet: no session without the change has ended yet."
     )
     expect(verdict).not_to_contain_text("find a ratio")
     expect(panel.locator("ul.trial-intervals li")).to_contain_text(["a task reopened: "])

@@ -5,9 +5,11 @@ verdict that matches what was sent."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from functions.outcomes.safe import sessions_needed
-from functions.outcomes.trials import arm_of, verdict_of
+from functions.outcomes import store as outcome_store
+from functions.outcomes.trials import ArmCounts, arm_of, needed, verdict_of
+from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.api import document
 from tests.loop.tried import Tried
@@ -62,16 +64,22 @@ def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
     effect = body["effect"]
     reopened = effect["signalKinds"]["task_reopened"]
     expected, _ = verdict_of(
-        sent["treatment"][1], sent["treatment"][0], sent["control"][1], sent["control"][0], 0.5
+        sent["treatment"][1], sent["treatment"][0], sent["control"][1], sent["control"][0]
     )
     assert reopened["verdict"] == expected == effect["verdict"]
     assert effect["basis"] == ["task_reopened"]
     assert effect["signalKinds"]["last_events_before_abnormal_end"]["specific"] is False
     assert reopened["verdict"] == "improved"
     assert reopened["high"] < 1
-    assert effect["sessionsNeeded"] == sessions_needed(
-        sent["control"][1], sent["control"][0], effect["meaningfulRatio"], 0.5
+    plan = needed(
+        ArmCounts(sent["control"][0], sent["control"][0], 0, {}),
+        [sent["control"][1]],
+        0.5,
+        effect["meaningfulRatio"],
     )
+    assert (effect["sessionsNeeded"], effect["sessionsNeededReason"]) == (plan.sessions, None)
+    assert effect["sampleRatioMismatch"] == {"flagged": False, "alpha": 0.01}
+    assert effect["guardrail"]["harmFound"] is False
     assert tried.effect()["randomized"]["trialId"] == trial["id"]
 
 
@@ -131,3 +139,42 @@ def test_two_trial_starts_at_once_on_one_hypothesis_start_exactly_one(tried: Tri
     running = [reply.json()["id"] for reply in replies if reply.status_code == 201]
     agent = document(f"orgs/{tried.loop.connect.org}/agents/{AGENT}")
     assert list(agent["running_trials"]) == running
+
+
+def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdict(
+    tried: Tried,
+) -> None:
+    """No true effect: 5 % of joined sessions reopen their task in both arms, but a fifth
+    of the treatment arm never joins (launches that failed, agents that crashed before
+    their telemetry). A real session runs through the trial; the rest, too many to run in
+    the suite, are outcome records as a start and an analysis write them. Read at the
+    declared half, 49 of 980 against 61 of 1,225 excluded 1; at the arms' joined sizes it
+    reads no verdict, and the unequal loss is flagged beside it."""
+    trial = tried.start_trial(share=0.5).json()["id"]
+    started = tried.loop.connect.start("one real session", sessionId="real-0")
+    tried.loop.connect.frozen(started["seq"])
+    tried.loop.log_and_end("real-0", "closed")
+    arm = started["trials"][0]["arm"]
+    client = db()
+    batch = client.batch()
+    seeded = [("treatment", 1225, 980, 49), ("control", 1225, 1225, 61)]
+    for name, assigned, joined, reopened in seeded:
+        for index in range(assigned - int(name == arm)):
+            record: dict[str, Any] = {"selection": {"trial_arms": [f"{trial}:{name}"]}}
+            if index < joined - int(name == arm):
+                record |= {"abnormal_end": 0, "signals": {"task_reopened": int(index < reopened)}}
+            batch.set(
+                outcome_store.outcome_ref(tried.loop.project, f"s-{name}-{index}", "a"), record
+            )
+            if len(batch) == 500:
+                batch.commit()
+                batch = client.batch()
+    batch.commit()
+    read = tried.loop.connect.api.call("GET", tried.path(f"/trials/{trial}"), token=tried.admin)
+    assert read.status_code == 200, read.text
+    effect = read.json()["effect"]
+    assert (effect["arms"]["treatment"]["lost"], effect["arms"]["control"]["lost"]) == (245, 0)
+    reopened_read = effect["signalKinds"]["task_reopened"]
+    assert reopened_read["low"] < 1 < reopened_read["high"]
+    assert effect["verdict"] == "no_clear_change"
+    assert effect["sampleRatioMismatch"]["flagged"] is True

@@ -157,14 +157,12 @@ def test_the_interval_is_the_exact_one_at_the_windows_sizes_with_no_zero_cell_co
     counts: tuple[int, int, int, int],
 ) -> None:
     """The before/after interval is the trial's exact safe-test interval with the windows'
-    sizes taken as given (the after window's share of sessions as its share); a zero cell
+    sizes taken as given (the block the e-variable is for); a zero cell
     is not corrected: no pattern before leaves the ratio undefined, none after makes it 0.
     The method says it is an association."""
     before, before_n, after, after_n = counts
     compared = compare(*counts)
-    found = confidence_sequence(
-        Table(after, after_n, before, before_n), after_n / (after_n + before_n)
-    )
+    found = confidence_sequence(Table(after, after_n, before, before_n))
     assert (compared["ratio"], compared["low"], compared["high"]) == (
         rounded(found.ratio),
         rounded(found.low),
