@@ -52,6 +52,7 @@ def test_the_first_batch_creates_the_session_with_its_agents_count_and_event_tim
         "event_count": 2,
         "created_at": NOW,
         "last_seen_at": NOW,
+        "tool_errors": 0,
         "first_event_micros": to_micros(parse_instant(A["at"])),
         "last_event_micros": to_micros(parse_instant(B["at"])),
     }
