@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             (
                 "cost_intervals",
                 "the selection report's mean-cost interval on skewed simulated costs: "
-                "2,000 replications at 5, 10, 30 and 100 sessions",
+                "2,000 replications at every size from 30 to 300 sessions, seven "
+                "distributions (about 5 min)",
                 cost_intervals,
             ),
             (

@@ -308,7 +308,12 @@ def _cost_interval_lines(costs: dict[str, Any]) -> list[str]:
             + (" POOR" if row["poor"] else "")
             for row in each["sizes"]
         )
-        lines.append(f"  {each['distribution']}: {cells}")
+        worst = each["worst"]
+        lines.append(
+            f"  {each['distribution']}: {cells}; worst {worst['coverage']:.1%} at "
+            f"{worst['sessions']} ({worst['sizes_under_goal']} sizes under "
+            f"{costs['worst_goal']:.0%})"
+        )
     return lines
 
 

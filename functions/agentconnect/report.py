@@ -489,7 +489,14 @@ SPENT = ("tokens", "cost_usd")
 SPENT_FIELDS = tuple(
     field
     for name in SPENT
-    for field in (name, f"{name}_sq", f"{name}_positive", f"log_{name}", f"log_{name}_sq")
+    for field in (
+        name,
+        f"{name}_sq",
+        f"{name}_cu",
+        f"{name}_positive",
+        f"log_{name}",
+        f"log_{name}_sq",
+    )
 )
 
 
@@ -554,6 +561,7 @@ def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
                 int(sums.get(f"{name}_positive", 0)),
                 sums.get(f"log_{name}", 0.0),
                 sums.get(f"log_{name}_sq", 0.0),
+                sums.get(f"{name}_cu", 0.0),
             )
         )
 

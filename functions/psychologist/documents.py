@@ -258,6 +258,7 @@ class Spent(TypedDict):
     """The session's input and output tokens (cached input included), as its telemetry
     reported them (`sessions.usage`, else `metered`)."""
     tokens_sq: NotRequired[float]
+    tokens_cu: NotRequired[float]
     tokens_positive: NotRequired[float]
     """1 when `tokens` is above 0; then `log_tokens` and its square are set."""
     log_tokens: NotRequired[float]
@@ -267,6 +268,7 @@ class Spent(TypedDict):
     never reported is missing, never $0, and leaves the mean cost."""
     cost_usd: NotRequired[float]
     cost_usd_sq: NotRequired[float]
+    cost_usd_cu: NotRequired[float]
     cost_usd_positive: NotRequired[float]
     log_cost_usd: NotRequired[float]
     log_cost_usd_sq: NotRequired[float]

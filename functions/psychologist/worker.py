@@ -543,8 +543,9 @@ def session_outcomes(
 
 def spent(session: Session) -> Spent:
     """What the session's telemetry says it spent, as its outcome records keep it: each
-    figure, its square, and where positive its logarithm and the log's square, which the
-    report sums into a mean and its interval (`functions.outcomes.means`)."""
+    figure, its square and its cube, and where positive its logarithm and the log's
+    square, which the report sums into a mean and its interval
+    (`functions.outcomes.means`)."""
     usage = session.get("usage") or session.get("metered") or {}
     if "input_tokens" not in usage and "output_tokens" not in usage:
         return {"usage_reported": 0}
@@ -554,6 +555,7 @@ def spent(session: Session) -> Spent:
         "cost_reported": int("cost_usd" in usage),
         "tokens": tokens,
         "tokens_sq": float(tokens) * tokens,
+        "tokens_cu": float(tokens) ** 3,
         "tokens_positive": float(tokens > 0),
     }
     if tokens > 0:
@@ -564,6 +566,7 @@ def spent(session: Session) -> Spent:
         found |= {
             "cost_usd": cost,
             "cost_usd_sq": cost * cost,
+            "cost_usd_cu": cost**3,
             "cost_usd_positive": float(cost > 0),
         }
         if cost > 0:
