@@ -35,13 +35,8 @@ def event(number: int, agent: str, kind: str = "tool.call") -> dict[str, Any]:
     }
 
 
-def test_sessions_are_listed_newest_first_filtered_and_paged_with_what_they_cost(
-    psy: Psychologist,
-) -> None:
-    assert psy.ingest("s-one", [event(1, "builder", "tool.error")]).status_code == 200
-    assert psy.ingest("s-two", [event(2, "reviewer")]).status_code == 200
-    assert psy.ingest("s-three", [event(3, "builder")]).status_code == 200
-    assert psy.end("s-two", "closed_abnormally", "exit_code_2").status_code == 200
+def send_gemini_cli_sample(psy: Psychologist) -> None:
+    """A real Gemini CLI session's traces and logs, as its exporter sent them."""
     for signal in ("traces", "logs"):
         sample = requests.post(
             f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/{signal}",
@@ -50,6 +45,16 @@ def test_sessions_are_listed_newest_first_filtered_and_paged_with_what_they_cost
             timeout=30,
         )
         assert sample.status_code == 200, sample.text
+
+
+def test_sessions_are_listed_newest_first_filtered_and_paged_with_what_they_cost(
+    psy: Psychologist,
+) -> None:
+    assert psy.ingest("s-one", [event(1, "builder", "tool.error")]).status_code == 200
+    assert psy.ingest("s-two", [event(2, "reviewer")]).status_code == 200
+    assert psy.ingest("s-three", [event(3, "builder")]).status_code == 200
+    assert psy.end("s-two", "closed_abnormally", "exit_code_2").status_code == 200
+    send_gemini_cli_sample(psy)
 
     everything = listed(psy)
     assert everything.status_code == 200, everything.text
@@ -116,14 +121,7 @@ def test_a_sessions_row_counts_its_events_and_tool_errors_as_its_analysis_does_e
     fed += [event(4, "builder", "tool.error"), event(5, "builder", "tool.error")]
     assert psy.ingest("s-events", fed[:2]).status_code == 200
     assert psy.ingest("s-events", fed[2:]).status_code == 200
-    for signal in ("traces", "logs"):
-        sample = requests.post(
-            f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/{signal}",
-            data=(SAMPLES / "gemini_cli" / f"{signal}.json").read_bytes(),
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {psy.member}"},
-            timeout=30,
-        )
-        assert sample.status_code == 200, sample.text
+    send_gemini_cli_sample(psy)
     for session in ("s-events", SAMPLES_SESSION):
         assert psy.end(session, "closed").status_code == 200
 
