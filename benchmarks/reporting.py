@@ -250,6 +250,10 @@ def _trial_lines(trials: dict[str, Any]) -> list[str]:
         f"  mismatch flag, lost {each['lost']}: {each['flagged_share']:.1%}"
         for each in trials["sample_ratio_mismatch"]
     )
+    false_harm = ", ".join(
+        f"{each['control_share']:.0%} {each['false_share']:.1%}" for each in trials["harm_null"]
+    )
+    lines.append(f"  guardrail, no true difference: harm found {false_harm}")
     for each in trials["harm"]:
         mirror = each["mirror"]
         lines.append(

@@ -14,7 +14,8 @@ counting sessions over both arms: a true risk ratio of 0.3 at 50 % control read 
 within 80 sessions, and 0.6 at 30 % within 600 (goal at least 80 % each), with the sessions
 by which 80 % of trials have read it. Harm: the guardrail's one-sided test, sessions to
 80 % for 1.5 at 30 % and 2 at 20 % beside the two-sided read's mirror improvements (0.67 at
-45 %, 0.5 at 40 %). `sessionsNeeded` checked: how many trials read their verdict within the
+45 %, 0.5 at 40 %), and how often it ever finds harm where there is none (goal at most
+5 %). `sessionsNeeded` checked: how many trials read their verdict within the
 number `safe.sessions_needed` serves (goal at least 80 % wherever a number is served), for
 one signal kind and for two (where `improved` needs both).
 
@@ -373,6 +374,7 @@ def trials(count: int = TRIALS, null_count: int = NULL_TRIALS) -> dict[str, Any]
             for i, lost in enumerate(LOSSES)
         ],
         "harm": _harms(count, SEED + 50),
+        "harm_null": _null("harm", null_count, SEED + 70),
         "needed_trials": NEEDED_TRIALS,
         "sessions_needed": _needed_checks(NEEDED_TRIALS, SEED + 60),
     }

@@ -304,7 +304,8 @@ TRIAL_TARGET = Target(
 TRIAL_LOSS_TARGET = Target(
     f"A trial stays valid when sessions go missing: false verdicts at most "
     f"{TRIAL_FALSE_MAX:.0%} at joined splits of 46%, 40% and 30% treated against a declared "
-    f"half, the sample-ratio mismatch flag raised at most {SRM_FALSE_MAX:.0%} of the time "
+    f"half and the guardrail finding harm where there is none as rarely, the sample-ratio "
+    f"mismatch flag raised at most {SRM_FALSE_MAX:.0%} of the time "
     "when both arms lose alike, and sessionsNeeded found within at least "
     f"{TRIAL_POWER_MIN:.0%} of the time wherever a number is served",
     lambda results: _trial_loss_goals(results["trials"]),
@@ -315,14 +316,15 @@ TRIAL_LOSS_TARGET = Target(
 
 
 def _trial_loss_goals(trials: Results) -> tuple[bool, str]:
-    false = max(each["false_share"] for each in trials["splits"])
+    false = max(each["false_share"] for each in [*trials["splits"], *trials["harm_null"]])
     alike, one_arm = trials["sample_ratio_mismatch"]
     served = [each for each in trials["sessions_needed"] if each["found_share"] is not None]
     lowest = min(each["found_share"] for each in served)
     met = false <= TRIAL_FALSE_MAX and alike["flagged_share"] <= SRM_FALSE_MAX
     met = met and lowest >= TRIAL_POWER_MIN
     return met, (
-        f"false verdicts at most {false:.1%} over the unequal splits; mismatch flagged "
+        f"false verdicts and false harm at most {false:.1%} over the unequal splits and the "
+        f"guardrail; mismatch flagged "
         f"{alike['flagged_share']:.1%} of trials losing 5% in both arms and "
         f"{one_arm['flagged_share']:.1%} losing 25% of treatment; sessionsNeeded found within "
         f"{lowest:.1%} of trials at least ({len(served)} cases)"
@@ -765,6 +767,10 @@ def _trial_losses(trials: Results) -> list[str]:
         f"flagged in {each['flagged_share']:.1%} of trials"
         for each in trials["sample_ratio_mismatch"]
     )
+    false_harm = ", ".join(
+        f"{each['false_share']:.1%} at control {each['control_share']:.0%}"
+        for each in trials["harm_null"]
+    )
     harm = "; ".join(
         f"{each['true_ratio']} at {each['control_share']:.0%} found by "
         f"{each['sessions_for_80']} sessions (80% of trials), its mirror "
@@ -779,7 +785,9 @@ def _trial_losses(trials: Results) -> list[str]:
         f"read after every session to the {trials['horizon']:,}th; goal at most 5%). The "
         f"sample-ratio mismatch flag ({trials['split_trials']:,} trials each, goal at most 1% "
         f"when both arms lose alike): {flags}. Harm, the guardrail's one-sided test beside "
-        f"the two-sided read's mirror improvement: {harm}.",
+        f"the two-sided read's mirror improvement: {harm}; with no true difference it ever "
+        f"finds harm in {false_harm} of {trials['null_trials']:,} trials each (goal at most "
+        "5%).",
         splits,
     )
 
