@@ -14,9 +14,10 @@ from datetime import datetime, timedelta
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.psychologist import endings, store, worker
+from functions.psychologist import store, worker
 from functions.psychologist.documents import Analysis, AnalysisStatus, BatchRecord
 from functions.psychologist.lifecycle import LIFECYCLE
+from functions.psychologist.telemetry import endings
 from shared import jobs, logs
 from shared.clients import db
 from shared.codes import ProviderFailure

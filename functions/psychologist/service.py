@@ -24,9 +24,6 @@ from functions.psychologist.documents import (
     LastAnalysis,
     Session,
 )
-from functions.psychologist.endings import new_analysis
-from functions.psychologist.event_index import look_up
-from functions.psychologist.ingestion import chunks_of, event_of, read_index
 from functions.psychologist.requests import (
     AnalysisCreateRequest,
     AnalysisParams,
@@ -37,6 +34,9 @@ from functions.psychologist.requests import (
     ProjectParams,
     SessionsParams,
 )
+from functions.psychologist.telemetry.endings import new_analysis
+from functions.psychologist.telemetry.event_index import look_up
+from functions.psychologist.telemetry.ingestion import chunks_of, event_of, read_index
 from functions.psychologist.views import (
     analysis_state,
     analysis_view,

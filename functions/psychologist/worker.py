@@ -44,7 +44,6 @@ from functions.psychologist.documents import (
     Signal,
     Spent,
 )
-from functions.psychologist.ingestion import latest_versions
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
     SYSTEM,
@@ -60,6 +59,7 @@ from functions.psychologist.signals import (
     signal_counts,
     tool_errors,
 )
+from functions.psychologist.telemetry.ingestion import latest_versions
 from functions.psychologist.views import usage_view
 from shared import jobs, logs
 from shared.answers import parse_strictly

@@ -10,7 +10,7 @@ import pytest
 from ulid import ULID
 
 from functions.psychologist import store
-from functions.psychologist.event_index import ENTRY, Generation, Indexed, id_key
+from functions.psychologist.telemetry.event_index import ENTRY, Generation, Indexed, id_key
 from shared.retention import to_micros
 from tests.api import Api, World, wait_for
 

@@ -273,7 +273,7 @@ def test_the_sweep_leaves_a_session_that_spoke_after_its_query_alone(psy: Psycho
     checks the silence again, so such a session stays open."""
     from datetime import timedelta
 
-    from functions.psychologist.endings import end_if_still_silent
+    from functions.psychologist.telemetry.endings import end_if_still_silent
     from shared.retention import utcnow
 
     log, _ = reopening_log()

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from functions.psychologist import store
-from functions.psychologist.event_index import Generation
+from functions.psychologist.telemetry.event_index import Generation
 from shared.clients import db
 from tests.api import document
 from tests.psychologist.conftest import Log, Psychologist, hypothesis

@@ -10,7 +10,7 @@ from google.cloud.firestore_v1 import _helpers
 from google.cloud.firestore_v1.types import Value
 
 from functions.psychologist.documents import Event, IndexHead, SealedGeneration
-from functions.psychologist.event_index import (
+from functions.psychologist.telemetry.event_index import (
     ENTRY,
     GENERATION_EVENTS,
     MAX_SEALED,

@@ -15,7 +15,12 @@ from cli.gemini_stand_in import Recorded, Reply
 from cli.host import LocalHost
 from functions.psychologist import store
 from functions.psychologist.documents import Event
-from functions.psychologist.event_index import GENERATION_EVENTS, Generation, entry, new_chunk_id
+from functions.psychologist.telemetry.event_index import (
+    GENERATION_EVENTS,
+    Generation,
+    entry,
+    new_chunk_id,
+)
 from shared.clients import db
 from shared.retention import from_micros, utcnow
 from shared.validation import issues_for

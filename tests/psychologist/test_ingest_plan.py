@@ -9,8 +9,8 @@ import pytest
 from google.cloud import firestore
 
 from functions.psychologist.documents import Event, Session, SessionState
-from functions.psychologist.event_index import Indexed, body_key
-from functions.psychologist.ingestion import plan_ingest
+from functions.psychologist.telemetry.event_index import Indexed, body_key
+from functions.psychologist.telemetry.ingestion import plan_ingest
 from shared.errors import ApiError, ErrorCode
 from shared.retention import parse_instant, to_micros
 

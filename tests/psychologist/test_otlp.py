@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 from functions.psychologist import store
-from functions.psychologist.spans import event_id
+from functions.psychologist.telemetry.spans import event_id
 from shared.validation import issues_for
 from tests.api import Configure, document, wait_for
 from tests.psychologist.conftest import Psychologist, hypothesis

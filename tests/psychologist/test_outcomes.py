@@ -10,7 +10,7 @@ from typing import Any
 from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisTrigger
-from functions.psychologist.endings import new_analysis
+from functions.psychologist.telemetry.endings import new_analysis
 from functions.psychologist.worker import OUTCOME_AGENTS
 from shared.clients import db
 from shared.instance import settings

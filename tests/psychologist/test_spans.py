@@ -11,8 +11,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from functions.psychologist.reports import MAX_DATA_BYTES, Turn
-from functions.psychologist.spans import map_spans
+from functions.psychologist.telemetry.reports import MAX_DATA_BYTES, Turn
+from functions.psychologist.telemetry.spans import map_spans
 from shared.validation import issues_for
 
 pytestmark = pytest.mark.pure

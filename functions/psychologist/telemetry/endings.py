@@ -20,9 +20,9 @@ from functions.psychologist.documents import (
     Session,
     SessionState,
 )
-from functions.psychologist.ingestion import heartbeat_interval
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.requests import SessionEndRequest, SessionParams
+from functions.psychologist.telemetry.ingestion import heartbeat_interval
 from functions.psychologist.views import session_view
 from shared import jobs, logs
 from shared.clients import db

@@ -11,8 +11,8 @@ from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from functions.psychologist.reports import MAX_DATA_BYTES
-from functions.psychologist.sources import (
+from functions.psychologist.telemetry.reports import MAX_DATA_BYTES
+from functions.psychologist.telemetry.sources import (
     CALL_ID_ATTRIBUTES,
     REQUEST_ID_ATTRIBUTES,
     TOOL_NAME_ATTRIBUTES,

@@ -24,7 +24,9 @@ from functions.psychologist.documents import (
     SessionUsage,
     Turns,
 )
-from functions.psychologist.event_index import (
+from functions.psychologist.requests import EventsRequest, SessionParams
+from functions.psychologist.signals import TOOL_ERROR, tool_errors
+from functions.psychologist.telemetry.event_index import (
     Generation,
     Indexed,
     body_key,
@@ -34,9 +36,14 @@ from functions.psychologist.event_index import (
     new_chunk_id,
     plan_index,
 )
-from functions.psychologist.reports import USAGE_FIELDS, USAGE_KEYS, Turn, failed, merged, usage_of
-from functions.psychologist.requests import EventsRequest, SessionParams
-from functions.psychologist.signals import TOOL_ERROR, tool_errors
+from functions.psychologist.telemetry.reports import (
+    USAGE_FIELDS,
+    USAGE_KEYS,
+    Turn,
+    failed,
+    merged,
+    usage_of,
+)
 from shared.errors import ApiError, ErrorCode, Issue, conflict
 from shared.http import Call, Reply
 from shared.instance import settings

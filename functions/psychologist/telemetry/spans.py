@@ -16,7 +16,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from ulid import ULID
 
 from functions.psychologist.documents import Event
-from functions.psychologist.records import (
+from functions.psychologist.telemetry.records import (
     LATEST,
     agent_of,
     attributes_of,
@@ -25,8 +25,8 @@ from functions.psychologist.records import (
     kept,
     rfc3339,
 )
-from functions.psychologist.reports import Report, Reports, Turn, call_event_id
-from functions.psychologist.sources import (
+from functions.psychologist.telemetry.reports import Report, Reports, Turn, call_event_id
+from functions.psychologist.telemetry.sources import (
     CALL_ID_ATTRIBUTES,
     OPENINFERENCE_KINDS,
     OPERATION_KINDS,

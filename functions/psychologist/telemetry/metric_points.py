@@ -17,9 +17,15 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality, M
 from ulid import ULID
 
 from functions.psychologist.documents import Event
-from functions.psychologist.records import LATEST, agent_of, attributes_of, instant, rfc3339
-from functions.psychologist.reports import Report, Reports, call_event_id
-from functions.psychologist.sources import session_id_of, source_of
+from functions.psychologist.telemetry.records import (
+    LATEST,
+    agent_of,
+    attributes_of,
+    instant,
+    rfc3339,
+)
+from functions.psychologist.telemetry.reports import Report, Reports, call_event_id
+from functions.psychologist.telemetry.sources import session_id_of, source_of
 
 FIGURES = {
     ("claude_code.token.usage", "input"): ("input_tokens",),

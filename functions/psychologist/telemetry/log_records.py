@@ -14,7 +14,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from ulid import ULID
 
 from functions.psychologist.documents import Event
-from functions.psychologist.records import (
+from functions.psychologist.telemetry.records import (
     LATEST,
     agent_of,
     attributes_of,
@@ -24,8 +24,8 @@ from functions.psychologist.records import (
     rfc3339,
     value_of,
 )
-from functions.psychologist.reports import Report, Reports, call_event_id
-from functions.psychologist.sources import (
+from functions.psychologist.telemetry.reports import Report, Reports, call_event_id
+from functions.psychologist.telemetry.sources import (
     CALL_ID_ATTRIBUTES,
     REQUEST_ID_ATTRIBUTES,
     TOOL_NAME_ATTRIBUTES,

@@ -28,12 +28,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from functions.psychologist.documents import Event
-from functions.psychologist.ingestion import Telemetry, ingest
-from functions.psychologist.log_records import map_logs
-from functions.psychologist.metric_points import map_metrics
-from functions.psychologist.reports import Reports
 from functions.psychologist.requests import ProjectParams
-from functions.psychologist.spans import map_spans
+from functions.psychologist.telemetry.ingestion import Telemetry, ingest
+from functions.psychologist.telemetry.log_records import map_logs
+from functions.psychologist.telemetry.metric_points import map_metrics
+from functions.psychologist.telemetry.reports import Reports
+from functions.psychologist.telemetry.spans import map_spans
 from shared import jsonbody, logs
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
