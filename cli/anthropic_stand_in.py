@@ -44,8 +44,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
+
+from cli.stand_in import Answered, Request, StandIn, json_answer, sse_answer, tokens_of
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -62,10 +63,6 @@ ERROR_TYPES = {
 """Anthropic's error type by HTTP status (the API's documented table)."""
 SIDE_TEXT = "Stand-in session"
 """What a side request (no `tools`) is answered when nothing is scripted for it."""
-
-
-def tokens_of(text: str) -> int:
-    return (len(text.encode()) + 3) // 4
 
 
 def error_body(status: int, message: str, request_id: str, error_type: str | None = None) -> bytes:
@@ -291,35 +288,9 @@ def stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-def encode_events(events: list[tuple[str, dict[str, Any]]]) -> bytes:
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
-
-
-def parse_events(stream: bytes) -> list[tuple[str, dict[str, Any]]]:
-    """A server-sent event stream read back: (event name, data) per event."""
-    parsed = []
-    for frame in stream.decode().split("\n\n"):
-        name, data = "", []
-        for line in frame.splitlines():
-            if line.startswith("event:"):
-                name = line.removeprefix("event:").strip()
-            elif line.startswith("data:"):
-                data.append(line.removeprefix("data:").strip())
-        if name:
-            parsed.append((name, json.loads("".join(data))))
-    return parsed
-
-
 @dataclass
-class Answered:
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    stream: bool = False
-
-
-@dataclass
-class AnthropicTestServer:
+class AnthropicTestServer(StandIn):
+    title: ClassVar[str] = "Anthropic stand-in"
     replies: deque[Reply] = field(default_factory=deque)
     """Scripted answers of the main loop's requests (those that offer tools), in order."""
     side_replies: deque[Reply] = field(default_factory=deque)
@@ -334,7 +305,6 @@ class AnthropicTestServer:
     reported: list[dict[str, int]] = field(default_factory=list)
     """The usage of every successful answer, as it was sent."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     """Cacheable prefixes seen per model, for the prompt-cache usage."""
     tool_ids: Iterator[str] = field(
@@ -414,8 +384,8 @@ class AnthropicTestServer:
         with self.lock:
             self.reported.append(dict(usage))
         if recorded.stream:
-            return Answered(200, encode_events(stream_events(message)), headers, stream=True)
-        return Answered(200, json.dumps(message, ensure_ascii=False).encode(), headers)
+            return sse_answer(stream_events(message), headers)
+        return json_answer(message, headers=headers)
 
     def count_tokens(self, recorded: Recorded) -> Answered:
         with self.lock:
@@ -424,78 +394,30 @@ class AnthropicTestServer:
         return Answered(200, json.dumps({"input_tokens": tokens_of(text)}).encode())
 
     # serving -------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        if self.server is None:
-            raise RuntimeError("the Anthropic stand-in has not been started")
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def unknown(self, request: Request) -> Answered:
+        """Any other path: recorded in `other`, answered 404 in Anthropic's error shape."""
+        with self.lock:
+            self.other.append(recorded(request))
+        message = f"Not found: {request.method} {request.path}"
+        return Answered(404, error_body(404, message, "req_stand_in_unknown"))
 
-    def start(self) -> AnthropicTestServer:
-        owner = self
+    def respond(self, request: Request) -> Answered:
+        if request.method != "POST":
+            return self.unknown(request)
+        if request.path == "/v1/messages/count_tokens":
+            return self.count_tokens(recorded(request))
+        if request.path != "/v1/messages":
+            return self.unknown(request)
+        asked = recorded(request)
+        if not isinstance(asked.body.get("messages"), list):
+            problem = "messages: Field required"
+            answered = Answered(400, error_body(400, problem, "req_stand_in_invalid"))
+        else:
+            answered = self.answer(asked)
+        asked.status, asked.sent = answered.status, answered.body
+        return answered
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                return
 
-            def _recorded(self) -> Recorded:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw) if raw else {}
-                except ValueError:
-                    body = {}
-                path = self.path.split("?")[0]
-                return Recorded(
-                    path, body if isinstance(body, dict) else {}, dict(self.headers), raw
-                )
-
-            def _unknown(self) -> None:
-                recorded = self._recorded()
-                with owner.lock:
-                    owner.other.append(recorded)
-                message = f"Not found: {self.command} {recorded.path}"
-                self._send(Answered(404, error_body(404, message, "req_stand_in_unknown")))
-
-            do_GET = do_PUT = do_DELETE = do_PATCH = _unknown  # noqa: N815 - http.server's names
-
-            def do_POST(self) -> None:
-                path = self.path.split("?")[0]
-                if path == "/v1/messages/count_tokens":
-                    self._send(owner.count_tokens(self._recorded()))
-                    return
-                if path != "/v1/messages":
-                    self._unknown()
-                    return
-                recorded = self._recorded()
-                if not isinstance(recorded.body.get("messages"), list):
-                    problem = "messages: Field required"
-                    answered = Answered(400, error_body(400, problem, "req_stand_in_invalid"))
-                else:
-                    answered = owner.answer(recorded)
-                recorded.status, recorded.sent = answered.status, answered.body
-                self._send(answered)
-
-            def _send(self, answered: Answered) -> None:
-                kind = "text/event-stream; charset=utf-8" if answered.stream else "application/json"
-                try:
-                    self.send_response(answered.status)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(answered.body)))
-                    if answered.stream:
-                        self.send_header("Cache-Control", "no-cache")
-                    for name, value in answered.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(answered.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+def recorded(request: Request) -> Recorded:
+    """A request as the stand-in records it."""
+    return Recorded(request.path, request.json_body(), request.headers, request.raw)

@@ -80,8 +80,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import socket
-import struct
 import threading
 import time
 from collections import deque
@@ -89,10 +87,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from typing import Any, ClassVar
+from urllib.parse import parse_qs
 
+from cli import stand_in
+from cli.stand_in import Request, StandIn, tokens_of
 from shared.models import PROFILES, Backend, Control, ModelProfile
 
 _DEVELOPER = re.compile(
@@ -154,10 +153,6 @@ def field_of(message: dict[str, Any], name: str) -> Any:
     Google's JSON parser takes both, and the library sends some fields either way."""
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
     return message.get(name, message.get(snake))
-
-
-def tokens_of(text: str) -> int:
-    return (len(text.encode()) + 3) // 4
 
 
 def error_body(code: int, message: str, details: list[dict[str, Any]] | None = None) -> bytes:
@@ -355,15 +350,12 @@ class Recorded:
 
 
 @dataclass(frozen=True)
-class Answered:
-    """What the server sends: status, body, headers."""
+class Answered(stand_in.Answered):
+    """What the server sends: status, body, headers; and whether the body is a scripted one
+    sent as it is."""
 
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
     raw: bool = False
     """A scripted body sent as it is (never cut into stream chunks)."""
-    content_type: str = "application/json"
 
 
 @dataclass
@@ -565,11 +557,11 @@ def _shared_prefix(a: str, b: str) -> int:
 
 
 @dataclass
-class GeminiTestServer:
+class GeminiTestServer(StandIn):
+    title: ClassVar[str] = "Gemini stand-in"
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
     responder: Callable[[Recorded], Reply] | None = None
     """Answers when no scripted reply is left: a stand-in model that reads the prompt."""
     keep_requests: bool = True
@@ -985,108 +977,51 @@ class GeminiTestServer:
         return Answered(200, b"{}")
 
     # serving -------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        if self.server is None:
-            raise RuntimeError("the Gemini stand-in has not been started")
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def unknown(self, _request: Request) -> Answered:
+        return Answered(404, error_body(404, "unknown path"))
 
-    def start(self) -> GeminiTestServer:
-        owner = self
+    def respond(self, request: Request) -> Answered | None:
+        if request.method == "POST":
+            return self.post(request)
+        batch = _BATCH.match(request.path)
+        if batch is None or batch.group("cancel"):
+            return self.unknown(request)
+        if request.method == "GET":
+            return self.get_batch(batch.group("id"))
+        if request.method == "DELETE":
+            return self.delete_batch(batch.group("id"))
+        return self.unknown(request)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                return
-
-            def _body(self) -> tuple[str, bytes]:
-                length = int(self.headers.get("content-length", 0))
-                return self.path.split("?")[0], self.rfile.read(length)
-
-            def do_GET(self) -> None:
-                path, _ = self._body()
-                batch = _BATCH.match(path)
-                if batch is None or batch.group("cancel"):
-                    self._send(Answered(404, error_body(404, "unknown path")))
-                    return
-                self._send(owner.get_batch(batch.group("id")))
-
-            def do_DELETE(self) -> None:
-                path, _ = self._body()
-                batch = _BATCH.match(path)
-                if batch is None or batch.group("cancel"):
-                    self._send(Answered(404, error_body(404, "unknown path")))
-                    return
-                self._send(owner.delete_batch(batch.group("id")))
-
-            def do_POST(self) -> None:
-                path, raw = self._body()
-                if path == "/token":
-                    token = {"access_token": "stand-in-token", "expires_in": 3600}
-                    self._send(Answered(200, json.dumps(token).encode()))
-                    return
-                create, batch = _BATCH_CREATE.match(path), _BATCH.match(path)
-                if create is not None:
-                    self._send(owner.create_batch(create.group("model"), raw, dict(self.headers)))
-                    return
-                if batch is not None and batch.group("cancel"):
-                    self._send(owner.cancel_batch(batch.group("id")))
-                    return
-                developer, vertex = _DEVELOPER.match(path), _VERTEX.match(path)
-                match = developer or vertex
-                if match is None:
-                    self._send(Answered(404, error_body(404, "unknown path")))
-                    return
-                backend = Backend.DEVELOPER if developer else Backend.VERTEX
-                method = match.group("method")
-                if method == "countTokens":
-                    self._send(owner.count_tokens(match.group("model"), raw, backend))
-                    return
-                stream = method == "streamGenerateContent"
-                recorded = Recorded(
-                    match.group("model"),
-                    json.loads(raw),
-                    dict(self.headers),
-                    backend,
-                    raw=raw,
-                    streamed=stream,
-                )
-                answered = owner.answer(recorded)
-                if answered is None:
-                    self._reset()
-                    return
-                if stream:
-                    query = parse_qs(urlsplit(self.path).query)
-                    answered = streamed(answered, sse=query.get("alt") == ["sse"])
-                recorded.sent, recorded.status = answered.body, answered.status
-                self._send(answered)
-
-            def _reset(self) -> None:
-                linger = struct.pack("ii", 1, 0)
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
-                self.connection.close()
-                self.close_connection = True
-
-            def _send(self, answered: Answered) -> None:
-                try:
-                    self.send_response(answered.status)
-                    self.send_header("Content-Type", answered.content_type)
-                    self.send_header("Content-Length", str(len(answered.body)))
-                    for name, value in answered.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(answered.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+    def post(self, request: Request) -> Answered | None:  # noqa: PLR0911 - one per path
+        """The answer to a POST: the token, a batch's creation or cancellation, or a model
+        method (None: a connection reset)."""
+        path, raw = request.path, request.raw
+        if path == "/token":
+            token = {"access_token": "stand-in-token", "expires_in": 3600}
+            return Answered(200, json.dumps(token).encode())
+        create, batch = _BATCH_CREATE.match(path), _BATCH.match(path)
+        if create is not None:
+            return self.create_batch(create.group("model"), raw, request.headers)
+        if batch is not None and batch.group("cancel"):
+            return self.cancel_batch(batch.group("id"))
+        developer, vertex = _DEVELOPER.match(path), _VERTEX.match(path)
+        match = developer or vertex
+        if match is None:
+            return self.unknown(request)
+        backend = Backend.DEVELOPER if developer else Backend.VERTEX
+        method = match.group("method")
+        if method == "countTokens":
+            return self.count_tokens(match.group("model"), raw, backend)
+        stream = method == "streamGenerateContent"
+        model, body = match.group("model"), json.loads(raw)
+        recorded = Recorded(model, body, request.headers, backend, raw=raw, streamed=stream)
+        answered = self.answer(recorded)
+        if answered is None:
+            return None
+        if stream:
+            answered = streamed(answered, sse=parse_qs(request.query).get("alt") == ["sse"])
+        recorded.sent, recorded.status = answered.body, answered.status
+        return answered
 
 
 def is_support_check(recorded: Recorded) -> bool:

@@ -21,9 +21,9 @@ from cli.anthropic_stand_in import (
     content_of,
     measured_usage,
     message_of,
-    parse_events,
     stream_events,
 )
+from cli.stand_in import parse_events
 
 TOOLS = [
     {
