@@ -56,6 +56,10 @@ def parser() -> argparse.ArgumentParser:
         "performance", help="regenerate docs/performance.md from the bench's results"
     )
     performance.add_argument("--check", action="store_true", help="fail if the file is stale")
+    sources = commands.add_parser(
+        "sources", help="regenerate docs/otlp.md's table of sources from the rows"
+    )
+    sources.add_argument("--check", action="store_true", help="fail if the table is stale")
     lock = commands.add_parser(
         "lock", help="regenerate requirements.lock (runtime dependencies pinned with hashes)"
     )
@@ -271,11 +275,15 @@ def run(argv: list[str]) -> int:
             from cli.openapi import write
 
             return write(check=args.check)
-        elif args.command in ("capacity", "performance"):
-            from cli import capacity, performance
+        elif args.command in ("capacity", "performance", "sources"):
+            from cli import capacity, performance, sources_table
 
-            write_page = capacity.write if args.command == "capacity" else performance.write
-            return write_page(check=args.check)
+            pages = {
+                "capacity": capacity.write,
+                "performance": performance.write,
+                "sources": sources_table.write,
+            }
+            return pages[args.command](check=args.check)
         else:
             admin.run(args)
     except (admin.AdminError, EmulatorError, HostError) as error:

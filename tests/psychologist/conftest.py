@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -75,6 +76,13 @@ class Psychologist:
 
     def path(self, suffix: str) -> str:
         return f"/projects/{self.project}{suffix}"
+
+    def stored_events(self, session_id: str) -> list[dict[str, Any]]:
+        """Every stored version of the session's events, from its chunks."""
+        events: list[dict[str, Any]] = []
+        for chunk in store.event_chunks(self.project, session_id).stream():
+            events.extend(json.loads((chunk.to_dict() or {})["events_json"]))
+        return events
 
     def ingest(self, session: str, events: list[dict[str, Any]], token: str | None = None) -> Any:
         return self.api.post(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.api import document
+from tests.api import Configure, document, wait_for
 from tests.psychologist.conftest import Psychologist
 
 SAMPLES = Path(__file__).parents[1] / "telemetry_samples"
@@ -137,4 +137,79 @@ def test_claude_codes_metrics_count_its_tokens_and_cost_once_and_say_what_they_l
         session_id,
         "metrics",
         146,
+    )
+
+
+CODEX_SESSION = "01a2437c-61b2-7ab2-b15d-3385bd131b8c"
+
+
+def test_codexs_own_export_counts_the_failures_its_output_text_hides_and_keeps_what_says_something(
+    psy: Psychologist,
+) -> None:
+    """Codex CLI 0.171's export of one turn (captured from the real CLI against our
+    Responses stand-in, `telemetry_samples/codex/README.md`): its three failed commands say
+    `success: "true"` and only their output says `Process exited with code 2`; tokens come
+    from the four `response.completed` stream events that carry them; of 782 spans only the
+    turn and the three command runs are kept, the rest answered as rejected; its metric
+    points name no session and are all rejected; the turn closes with `run_turn`."""
+    logs = _post_sample(psy, "codex", "logs")
+    traces = _post_sample(psy, "codex", "traces")
+    metrics = _post_sample(psy, "codex", "metrics")
+    assert traces["partialSuccess"]["rejectedSpans"] == str(782 - 4)  # type: ignore[index]
+    assert metrics["partialSuccess"]["rejectedDataPoints"] == str(  # type: ignore[index]
+        _points(SAMPLES / "codex" / "metrics.json")
+    )
+    assert logs["partialSuccess"]["rejectedLogRecords"] == "31"  # type: ignore[index]
+    session = document(f"projects/{psy.project}/sessions/{CODEX_SESSION}")
+    assert (session["source"], session["agents"]) == ("codex", ["codex_exec"])
+    assert session["tool_errors"] == 3
+    assert session["usage"] == {
+        "input_tokens": 1200 + 1300 + 1400 + 1500,
+        "output_tokens": 40 + 45 + 50 + 55,
+        "cached_tokens": 0 + 200 + 400 + 600,
+    }
+    turns = session["turns"]
+    assert (turns["open"], len(turns["closed"]), turns["last"]["failed"]) == ([], 1, False)
+    latest = {event["id"]: event for event in psy.stored_events(CODEX_SESSION)}
+    errors = [event for event in latest.values() if event["type"] == "tool.error"]
+    assert [event["data"]["error"] for event in errors] == ["exit code 2"] * 3
+    assert {event["data"]["tool"] for event in errors} == {"exec_command"}
+
+
+def test_a_codex_turn_cut_off_before_run_turn_ends_abnormally_though_its_root_span_closed(
+    psy: Psychologist, configure: Configure
+) -> None:
+    """Codex's first trace export (512 spans, sent mid-turn) holds the turn's root
+    `turn/start`, which ends 8 ms in, but not `run_turn`, which spans the turn's work: a
+    run killed there, its logs sent, is a turn that never closed, never a normal end."""
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="2")
+    _post_sample(psy, "codex", "logs")
+    export = json.loads((SAMPLES / "codex" / "traces.json").read_bytes())
+    first = {"resourceSpans": export["resourceSpans"][:1]}
+    assert any(
+        span["name"] == "turn/start" for span in first["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    )
+    reply = requests.post(
+        f"{psy.api.base_url}/projects/{psy.project}/otlp/v1/traces",
+        json=first,
+        headers={"Authorization": f"Bearer {psy.member}"},
+        timeout=30,
+    )
+    assert reply.status_code == 200, reply.text
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CODEX_SESSION]
+    ended = document(f"projects/{psy.project}/sessions/{CODEX_SESSION}")
+    assert (ended["state"], ended["cause"]) == ("closed_abnormally", "turn_never_closed")
+
+
+def _points(path: Path) -> int:
+    export = json.loads(path.read_bytes())
+    return sum(
+        len(
+            next(iter(v for k, v in metric.items() if k in ("sum", "gauge", "histogram")))[
+                "dataPoints"
+            ]
+        )
+        for resource in export["resourceMetrics"]
+        for scope in resource["scopeMetrics"]
+        for metric in scope["metrics"]
     )

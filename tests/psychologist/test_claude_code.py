@@ -7,13 +7,11 @@ cost equal to what the stand-in reported, and an end that tells the truth."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -53,14 +51,6 @@ def otel(psy: Psychologist, **faster: str) -> dict[str, str]:
     }
 
 
-def stored_events(psy: Psychologist, session_id: str) -> list[dict[str, Any]]:
-    """Every stored version of the session's events, from its chunks."""
-    events: list[dict[str, Any]] = []
-    for chunk in store.event_chunks(psy.project, session_id).stream():
-        events.extend(json.loads((chunk.to_dict() or {})["events_json"]))
-    return events
-
-
 def open_turns(psy: Psychologist, session_id: str) -> list[str]:
     found = store.session_ref(psy.project, session_id).get().to_dict() or {}
     turns: list[str] = found.get("turns", {}).get("open", [])
@@ -95,7 +85,7 @@ def test_two_prompts_land_in_one_session_with_each_failing_call_once_and_an_end_
     turns = session["turns"]
     assert (turns["open"], len(turns["closed"]), turns["last"]["failed"]) == ([], 2, False)
 
-    events = stored_events(psy, session_id)
+    events = psy.stored_events(session_id)
     calls = {event["id"] for event in events if event["type"] in ("tool.call", "tool.error")}
     assert len(calls) == 3, "a call's log and spans are one event"
     prompts = [event for event in events if event["type"] == "prompt.submitted"]

@@ -7,35 +7,34 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from ulid import ULID
 
-from functions.psychologist.documents import Event
 from functions.psychologist.telemetry.records import (
     LATEST,
+    Placed,
+    Read,
     agent_of,
     attributes_of,
-    fitted,
     instant,
-    kept,
-    rfc3339,
+    report_of,
     value_of,
+    walk,
 )
-from functions.psychologist.telemetry.reports import Report, Reports, call_event_id
+from functions.psychologist.telemetry.reports import Report, Reports, Turn
 from functions.psychologist.telemetry.sources import (
-    CALL_ID_ATTRIBUTES,
-    REQUEST_ID_ATTRIBUTES,
-    TOOL_NAME_ATTRIBUTES,
+    Attributes,
     Kind,
+    Signal,
     Source,
+    Value,
     first_of,
+    log_kind,
     session_id_of,
     source_of,
     tool_failure,
-    usage_from,
 )
 
 _TYPE_PART = re.compile(r"[^a-z0-9_]")
@@ -44,15 +43,21 @@ TASK_ATTRIBUTES = ("prompt.id", "prompt_id")
 KIND_TYPES = {Kind.TOOL: "tool.call", Kind.MODEL: "model.chat", Kind.PROMPT: "prompt.submitted"}
 
 
-def name_of(record: LogRecord, attributes: dict[str, Any], source: Source) -> str:
+def name_of(record: LogRecord, attributes: Attributes, source: Source) -> str:
+    """The event the record names, where its row says to look first."""
     body = value_of(record.body)
-    named = (
-        record.event_name or attributes.get("event.name") or (body if isinstance(body, str) else "")
-    )
-    return str(named).removeprefix(source.event_prefix)[:100]
+    places: dict[str, Value] = {
+        "event_name": record.event_name,
+        "body": body if isinstance(body, str) else "",
+    }
+    for place in source.log_names:
+        named = places[place] if place in places else attributes.get(place)
+        if named:
+            return str(named).removeprefix(source.event_prefix)[:100]
+    return ""
 
 
-def record_id(session: str, name: str, record: LogRecord, attributes: dict[str, Any]) -> str:
+def record_id(session: str, name: str, record: LogRecord, attributes: Attributes) -> str:
     """A ULID that is the same for the same record whenever it is sent: its time is the
     record's, its randomness a hash of what identifies it."""
     nanos = record.time_unix_nano or record.observed_time_unix_nano
@@ -72,67 +77,68 @@ def _type(name: str, kind: Kind, failed: bool) -> str:
     return f"log.{verb}" if verb and verb[0].isalpha() else "log.record"
 
 
-def _report(record: LogRecord, resource: dict[str, Any], scope: str) -> tuple[Report, str] | str:
+def _report(placed: Placed) -> tuple[Report, str] | str:
+    record: LogRecord = placed.record
     nanos = record.time_unix_nano or record.observed_time_unix_nano
     if nanos == 0 or instant(nanos) > LATEST:
         return "no time, or a time after 2999"
     attributes = attributes_of(record.attributes)
-    source = source_of(resource, scope, attributes)
+    source = source_of(placed.resource, placed.scope, attributes)
     session = session_id_of(source, attributes)
     if session is None:
-        return "no session.id and no gen_ai.conversation.id"
-    agent = agent_of(attributes, resource)
+        return "no session id (" + ", ".join(source.session_attributes) + ")"
+    agent = agent_of(attributes, placed.resource)
     if agent is None:
         return "no gen_ai.agent.name and no service.name"
     name = name_of(record, attributes, source)
-    kind = source.logs.get(name, Kind.OTHER)
-    call_id = {Kind.TOOL: CALL_ID_ATTRIBUTES, Kind.MODEL: REQUEST_ID_ATTRIBUTES}.get(kind)
-    call = first_of(attributes, call_id) if call_id is not None else None
-    error = tool_failure(attributes, None) if kind == Kind.TOOL else None
-    if kind == Kind.MODEL and name.endswith("error"):
+    kind = log_kind(source, name, attributes)
+    if kind == Kind.DROPPED:
+        return f"a {source.name} log event that says nothing used ({name})"
+    ids = {Kind.TOOL: source.call_ids, Kind.MODEL: source.request_ids}.get(kind)
+    call = first_of(attributes, ids) if ids is not None else None
+    error = tool_failure(source, attributes, None) if kind == Kind.TOOL else None
+    if kind == Kind.MODEL and (name.endswith("error") or "error.message" in attributes):
         error = first_of(attributes, ("error", "error.message", "status_code")) or name
-    found, dropped = kept(attributes)
-    data: dict[str, Any] = {"log": {"name": name}, "attributes": found}
-    if dropped:
-        data["droppedAttributes"] = dropped
-    tool = first_of(attributes, TOOL_NAME_ATTRIBUTES)
-    if tool and kind == Kind.TOOL:
-        data["tool"] = tool
-    if error is not None:
-        data["error"] = error[:500]
-    usage = usage_from(attributes) if kind == Kind.MODEL else {}
-    if usage:
-        data["usage"] = usage
-    if call is not None:
-        data["callId"] = call
-        data["reports"] = {f"log:{name}": {"name": name, "failed": error is not None}}
-    event: Event = {
-        "id": record_id(session, name, record, attributes)
-        if call is None
-        else call_event_id("tool" if kind == Kind.TOOL else "request", call),
-        "agent": agent,
-        "type": _type(name, kind, error is not None),
-        "at": rfc3339(instant(nanos)),
-        "data": fitted(data),
-    }
     task = first_of(attributes, TASK_ATTRIBUTES) or (
         record.trace_id.hex() if any(record.trace_id) else None
     )
-    if task:
-        event["taskId"] = task[:128]
-    return Report(session, event, mergeable=call is not None), source.name
+    return report_of(
+        Read(
+            source=source,
+            session=session,
+            agent=agent,
+            kind=kind,
+            type=_type(name, kind, error is not None),
+            at=instant(nanos),
+            attributes=attributes,
+            described=("log", {"name": name}),
+            own_id=record_id(session, name, record, attributes),
+            report=(f"log:{name}", {"name": name, "failed": error is not None}),
+            call_id=call,
+            error=error,
+            task=task,
+            turn=_turn(source, kind, record),
+        )
+    ), source.name
+
+
+def _turn(source: Source, kind: Kind, record: LogRecord) -> Turn | None:
+    """The turn a prompt, tool call or model request opens, where its row's turns are
+    opened by logs naming a trace (a start-up record names a trace that is no turn)."""
+    opens = source.turns is not None and source.turns.logs_open and kind != Kind.OTHER
+    if not opens or not any(record.trace_id):
+        return None
+    return Turn(record.trace_id.hex())
 
 
 def map_logs(request: ExportLogsServiceRequest) -> Reports:
-    """Every log record of the export as an event of its session, reports of one call merged."""
+    """Every log record of the export as an event of its session, reports of one call
+    merged; those the row drops, and those that cannot be events, counted as rejected."""
     reports = Reports()
-    for resource_logs in request.resource_logs:
-        resource = attributes_of(resource_logs.resource.attributes)
-        for scope_logs in resource_logs.scope_logs:
-            for record in scope_logs.log_records:
-                found = _report(record, resource, scope_logs.scope.name)
-                if isinstance(found, str):
-                    reports.reject(found)
-                else:
-                    reports.add(*found)
+    for placed in walk(request, Signal.LOGS):
+        found = _report(placed)
+        if isinstance(found, str):
+            reports.reject(found)
+        else:
+            reports.add(*found)
     return reports

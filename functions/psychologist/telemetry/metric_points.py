@@ -19,35 +19,17 @@ from ulid import ULID
 from functions.psychologist.documents import Event
 from functions.psychologist.telemetry.records import (
     LATEST,
+    Placed,
     agent_of,
     attributes_of,
     instant,
     rfc3339,
+    walk,
 )
 from functions.psychologist.telemetry.reports import Report, Reports, call_event_id
-from functions.psychologist.telemetry.sources import session_id_of, source_of
+from functions.psychologist.telemetry.sources import Signal, figures_of, session_id_of, source_of
 
-FIGURES = {
-    ("claude_code.token.usage", "input"): ("input_tokens",),
-    ("claude_code.token.usage", "output"): ("output_tokens",),
-    ("claude_code.token.usage", "cacheRead"): ("input_tokens", "cached_tokens"),
-    ("claude_code.token.usage", "cacheCreation"): ("input_tokens",),
-    ("claude_code.cost.usage", ""): ("cost_usd",),
-    ("gemini_cli.token.usage", "input"): ("input_tokens",),
-    ("gemini_cli.token.usage", "output"): ("output_tokens",),
-    ("gemini_cli.token.usage", "cache"): ("cached_tokens",),
-    ("gen_ai.client.token.usage", "input"): ("input_tokens",),
-    ("gen_ai.client.token.usage", "output"): ("output_tokens",),
-}
-"""(metric, its `type` or `gen_ai.token.type`) → the usage figures a point adds to, so that
-they mean what a request's usage means: input counts every input token (Claude Code's
-cache reads and writes included; Gemini CLI's input already holds its cached tokens)."""
 NOT_USED = "a metric Evidencia does not use (only token and cost metrics are kept)"
-
-
-def _figures(metric: Metric, attributes: dict[str, Any]) -> tuple[str, ...]:
-    kind = str(attributes.get("type") or attributes.get("gen_ai.token.type") or "")
-    return FIGURES.get((metric.name, kind)) or FIGURES.get((metric.name, ""), ())
 
 
 def _points(metric: Metric) -> tuple[list[Any], int]:
@@ -67,17 +49,17 @@ def _value(point: Any) -> float:
 
 
 def _report(
-    metric: Metric, point: Any, temporality: int, resource: dict[str, Any], scope: str
+    metric: Metric, point: Any, temporality: int, placed: Placed
 ) -> tuple[Report, str] | str:
     attributes = attributes_of(point.attributes)
-    figures = _figures(metric, attributes)
+    source = source_of(placed.resource, placed.scope, attributes)
+    figures = figures_of(source, metric.name, attributes)
     if not figures:
         return NOT_USED
     if point.time_unix_nano == 0 or instant(point.time_unix_nano) > LATEST:
         return "no time, or a time after 2999"
-    source = source_of(resource, scope, attributes)
     session = session_id_of(source, attributes)
-    agent = agent_of(attributes, resource)
+    agent = agent_of(attributes, placed.resource)
     if session is None or agent is None:
         return "no session.id, or no agent or service name"
     series = json.dumps([metric.name, sorted(attributes.items(), key=str)], default=str)
@@ -104,17 +86,15 @@ def _point_id(series: str, point: Any) -> str:
 
 def map_metrics(request: ExportMetricsServiceRequest) -> Reports:
     reports = Reports()
-    for resource_metrics in request.resource_metrics:
-        resource = attributes_of(resource_metrics.resource.attributes)
-        for scope_metrics in resource_metrics.scope_metrics:
-            for metric in scope_metrics.metrics:
-                points, temporality = _points(metric)
-                if not points:
-                    reports.reject(NOT_USED)
-                for point in points:
-                    found = _report(metric, point, temporality, resource, scope_metrics.scope.name)
-                    if isinstance(found, str):
-                        reports.reject(found)
-                    else:
-                        reports.add(*found)
+    for placed in walk(request, Signal.METRICS):
+        metric: Metric = placed.record
+        points, temporality = _points(metric)
+        if not points:
+            reports.reject(NOT_USED)
+        for point in points:
+            found = _report(metric, point, temporality, placed)
+            if isinstance(found, str):
+                reports.reject(found)
+            else:
+                reports.add(*found)
     return reports

@@ -9,36 +9,32 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from ulid import ULID
 
-from functions.psychologist.documents import Event
 from functions.psychologist.telemetry.records import (
     LATEST,
+    Placed,
+    Read,
     agent_of,
     attributes_of,
-    fitted,
     instant,
-    kept,
-    rfc3339,
+    report_of,
+    walk,
 )
-from functions.psychologist.telemetry.reports import Report, Reports, Turn, call_event_id
+from functions.psychologist.telemetry.reports import Report, Reports, Turn
 from functions.psychologist.telemetry.sources import (
-    CALL_ID_ATTRIBUTES,
-    OPENINFERENCE_KINDS,
-    OPERATION_KINDS,
-    REQUEST_ID_ATTRIBUTES,
-    TOOL_NAME_ATTRIBUTES,
+    Attributes,
     Kind,
+    Signal,
     Source,
     first_of,
     session_id_of,
     source_of,
+    span_kind,
     tool_failure,
-    usage_from,
 )
 
 TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
@@ -68,21 +64,7 @@ def event_id(trace_id: bytes, span_id: bytes, ended: datetime) -> str:
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest))
 
 
-def kind_of(source: Source, span: Span, attributes: dict[str, Any]) -> Kind:
-    """What the span reports: by the source's own span names, else by the operation or
-    OpenInference's span kind. A turn only as a root span."""
-    found = (
-        source.spans.get(span.name)
-        or OPERATION_KINDS.get(str(attributes.get("gen_ai.operation.name") or ""))
-        or OPENINFERENCE_KINDS.get(str(attributes.get("openinference.span.kind") or ""))
-        or Kind.OTHER
-    )
-    if found == Kind.TURN and span.parent_span_id:
-        return Kind.OTHER
-    return found
-
-
-def type_of(attributes: dict[str, Any], kind: Kind, failed: bool) -> str:
+def type_of(attributes: Attributes, kind: Kind, failed: bool) -> str:
     operation = str(attributes.get("gen_ai.operation.name") or "")
     known = OPERATION_TYPES.get(operation) or KIND_TYPES.get(kind)
     if failed:
@@ -94,14 +76,14 @@ def type_of(attributes: dict[str, Any], kind: Kind, failed: bool) -> str:
     return f"span.{verb}" if verb and verb[0].isalpha() else "span.ended"
 
 
-def _status_error(span: Span, attributes: dict[str, Any]) -> str | None:
+def _status_error(span: Span, attributes: Attributes) -> str | None:
     if span.status.code != Status.STATUS_CODE_ERROR:
         return None
     return (span.status.message or str(attributes.get("error.type") or "error"))[:500]
 
 
-def _described(span: Span, started: datetime, ended: datetime) -> dict[str, Any]:
-    described: dict[str, Any] = {
+def _described(span: Span, started: datetime, ended: datetime) -> Attributes:
+    described: Attributes = {
         "name": span.name[:200],
         "traceId": span.trace_id.hex(),
         "spanId": span.span_id.hex(),
@@ -112,42 +94,6 @@ def _described(span: Span, started: datetime, ended: datetime) -> dict[str, Any]
     if span.parent_span_id:
         described["parentSpanId"] = span.parent_span_id.hex()
     return described
-
-
-@dataclass(frozen=True)
-class _Read:
-    """A span as its source's row reads it."""
-
-    source: Source
-    kind: Kind
-    call_id: str | None
-    error: str | None
-
-
-def _data(
-    span: Span, attributes: dict[str, Any], read: _Read, times: tuple[datetime, datetime]
-) -> Any:
-    found, dropped = kept(attributes)
-    data: dict[str, Any] = {"span": _described(span, *times), "attributes": found}
-    if dropped:
-        data["droppedAttributes"] = dropped
-    tool = first_of(attributes, TOOL_NAME_ATTRIBUTES)
-    if tool and read.kind == Kind.TOOL:
-        data["tool"] = tool
-    if read.error is not None:
-        data["error"] = read.error
-    usage = usage_from(attributes) if read.kind == Kind.MODEL else {}
-    if usage:
-        data["usage"] = usage
-    if read.call_id is not None:
-        data["callId"] = read.call_id
-        data["reports"] = {
-            f"span:{span.span_id.hex()}": {
-                "name": span.name[:200],
-                "status": data["span"]["status"],
-            }
-        }
-    return fitted(data)
 
 
 @dataclass
@@ -164,21 +110,19 @@ class _Traces:
 
 def _traces(request: ExportTraceServiceRequest) -> _Traces:
     traces = _Traces({}, {}, {})
-    for resource_spans in request.resource_spans:
-        resource = attributes_of(resource_spans.resource.attributes)
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                attributes = attributes_of(span.attributes)
-                source = source_of(resource, scope_spans.scope.name, attributes)
-                session = session_id_of(source, attributes)
-                if session is not None:
-                    traces.sessions.setdefault(span.trace_id, session)
-                agent = agent_of(attributes, resource)
-                if agent is not None:
-                    traces.agents.setdefault(span.trace_id, agent)
-                call = first_of(attributes, CALL_ID_ATTRIBUTES)
-                if call is not None:
-                    traces.calls[span.span_id] = call
+    for placed in walk(request, Signal.TRACES):
+        span: Span = placed.record
+        attributes = attributes_of(span.attributes)
+        source = source_of(placed.resource, placed.scope, attributes)
+        session = session_id_of(source, attributes)
+        if session is not None:
+            traces.sessions.setdefault(span.trace_id, session)
+        agent = agent_of(attributes, placed.resource)
+        if agent is not None:
+            traces.agents.setdefault(span.trace_id, agent)
+        call = first_of(attributes, source.call_ids)
+        if call is not None:
+            traces.calls[span.span_id] = call
     return traces
 
 
@@ -194,68 +138,87 @@ def _refusal(span: Span) -> str | None:
     return None
 
 
-def _read(source: Source, span: Span, attributes: dict[str, Any], calls: dict[bytes, str]) -> _Read:
-    kind = kind_of(source, span, attributes)
+def _read(source: Source, span: Span, attributes: Attributes, traces: _Traces) -> _Kind:
+    """What the span reports (a child of a tool call without a call id of its own reports
+    that call), the call it reports, and its error."""
+    kind = span_kind(source, span.name, attributes, root=not span.parent_span_id)
     call_id: str | None = None
     if kind == Kind.TOOL:
-        call_id = calls.get(span.span_id)
+        call_id = traces.calls.get(span.span_id)
     elif kind == Kind.MODEL:
-        call_id = first_of(attributes, REQUEST_ID_ATTRIBUTES)
-    elif span.parent_span_id in calls:
-        kind, call_id = Kind.TOOL, calls[span.parent_span_id]
+        call_id = first_of(attributes, source.request_ids)
+    elif kind != Kind.DROPPED and span.parent_span_id in traces.calls:
+        kind, call_id = Kind.TOOL, traces.calls[span.parent_span_id]
     status_error = _status_error(span, attributes)
-    error = tool_failure(attributes, status_error) if kind == Kind.TOOL else status_error
-    return _Read(source, kind, call_id, error)
+    error = tool_failure(source, attributes, status_error) if kind == Kind.TOOL else status_error
+    return _Kind(kind, call_id, error)
 
 
-def _report(
-    span: Span, resource: dict[str, Any], scope: str, traces: _Traces
-) -> tuple[Report, str] | str:
+@dataclass(frozen=True)
+class _Kind:
+    kind: Kind
+    call_id: str | None
+    error: str | None
+
+
+def _report(placed: Placed, traces: _Traces) -> tuple[Report, str] | str:
     """The span's report and its source's name, or why it cannot be one."""
+    span: Span = placed.record
     refused = _refusal(span)
     if refused is not None:
         return refused
     attributes = attributes_of(span.attributes)
-    source = source_of(resource, scope, attributes)
-    agent = agent_of(attributes, resource) or traces.agents.get(span.trace_id)
+    source = source_of(placed.resource, placed.scope, attributes)
+    agent = agent_of(attributes, placed.resource) or traces.agents.get(span.trace_id)
     if agent is None:
         return "no gen_ai.agent.name and no service.name"
-    read = _read(source, span, attributes, traces.calls)
+    read = _read(source, span, attributes, traces)
+    if read.kind == Kind.DROPPED:
+        return f"a {source.name} span that is no turn, tool run or model request"
     started, ended = instant(span.start_time_unix_nano), instant(span.end_time_unix_nano)
-    kind_key = "tool" if read.kind == Kind.TOOL else "request"
-    event: Event = {
-        "id": event_id(span.trace_id, span.span_id, ended)
-        if read.call_id is None
-        else call_event_id(kind_key, read.call_id),
-        "agent": agent,
-        "type": type_of(attributes, read.kind, read.error is not None),
-        "at": rfc3339(ended),
-        "taskId": span.trace_id.hex(),
-        "data": _data(span, attributes, read, (started, ended)),
-    }
+    described = _described(span, started, ended)
     session = (
         session_id_of(source, attributes)
         or traces.sessions.get(span.trace_id)
         or span.trace_id.hex()
     )
-    root = not span.parent_span_id
-    turn = Turn(
-        span.trace_id.hex(), ends=root, failed=root and span.status.code == Status.STATUS_CODE_ERROR
-    )
-    return Report(session, event, mergeable=read.call_id is not None, turn=turn), source.name
+    turn = None
+    if source.turns is not None:
+        ends = source.turns.closes(span.name, root=not span.parent_span_id)
+        failed = ends and span.status.code == Status.STATUS_CODE_ERROR
+        turn = Turn(span.trace_id.hex(), ends=ends, failed=failed)
+    return report_of(
+        Read(
+            source=source,
+            session=session,
+            agent=agent,
+            kind=read.kind,
+            type=type_of(attributes, read.kind, read.error is not None),
+            at=ended,
+            attributes=attributes,
+            described=("span", described),
+            own_id=event_id(span.trace_id, span.span_id, ended),
+            report=(
+                f"span:{span.span_id.hex()}",
+                {"name": span.name[:200], "status": described["status"]},
+            ),
+            call_id=read.call_id,
+            error=read.error,
+            task=span.trace_id.hex(),
+            turn=turn,
+        )
+    ), source.name
 
 
 def map_spans(request: ExportTraceServiceRequest) -> Reports:
-    """Every span of the export as an event of its session, reports of one call merged."""
+    """Every span of the export as an event of its session, reports of one call merged;
+    the spans the row drops, and those that cannot be events, counted as rejected."""
     reports = Reports()
     traces = _traces(request)
-    for resource_spans in request.resource_spans:
-        resource = attributes_of(resource_spans.resource.attributes)
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                found = _report(span, resource, scope_spans.scope.name, traces)
-                if isinstance(found, str):
-                    reports.reject(found)
-                else:
-                    reports.add(*found)
+    for placed in walk(request, Signal.TRACES):
+        found = _report(placed, traces)
+        if isinstance(found, str):
+            reports.reject(found)
+        else:
+            reports.add(*found)
     return reports
