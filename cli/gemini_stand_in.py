@@ -91,7 +91,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
 from cli import stand_in
-from cli.stand_in import Request, StandIn, tokens_of
+from cli.stand_in import Request, StandIn, shared_prefix, tokens_of
 from shared.models import PROFILES, Backend, Control, ModelProfile
 
 _DEVELOPER = re.compile(
@@ -544,18 +544,6 @@ def thoughts_spent(profile: ModelProfile, request: Recorded) -> int:
     return DYNAMIC_THOUGHTS if profile.thinking.thinks_unasked else 0
 
 
-def _shared_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of `a` and `b` (compared in C, halving)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 @dataclass
 class GeminiTestServer(StandIn):
     title: ClassVar[str] = "Gemini stand-in"
@@ -763,7 +751,7 @@ class GeminiTestServer(StandIn):
         text = recorded.system + "\n" + recorded.conversation
         with self.lock:
             seen = self.prompts.setdefault(profile.name, deque(maxlen=_CACHE_MEMORY))
-            shared = max((_shared_prefix(text, earlier) for earlier in seen), default=0)
+            shared = max((shared_prefix(text, earlier) for earlier in seen), default=0)
             seen.append(text)
         tokens = len(text[:shared].encode()) // 4
         return tokens if tokens >= profile.cache_min_tokens else 0
