@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             (
                 "telemetry",
                 "agents' telemetry through the OTLP endpoints: documents per log record, span "
-                "and metric point, and a 30-prompt Claude Code session (about 1 min)",
+                "and metric point, a 30-prompt Claude Code session and a 20-turn Codex session "
+                "(about 30 s)",
                 lambda: telemetry(seeded),
             ),
             (

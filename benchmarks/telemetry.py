@@ -15,18 +15,27 @@ traces: three failing Bash calls, four model requests) replayed as a session of
 requests, trace and spans) and stretched to a seeded 20 to 50 seconds, exported as
 Claude Code exports it by default (logs every 5 s, the span batch every 5 s, delta
 metrics every 60 s; https://code.claude.com/docs/en/monitoring-usage), each export sent
-as OTLP/JSON through the endpoint's own function, in time order."""
+as OTLP/JSON through the endpoint's own function, in time order.
+
+A Codex session: the capture of one Codex CLI turn
+(`tests/telemetry_samples/codex`: three failing shell calls, four model requests) replayed
+as `CODEX_TURNS` turns of one conversation, each turn with fresh trace, span, call and turn
+ids and its times a turn later, sent as Codex sent it: the first span batch (512 spans)
+mid-turn, then at exit its logs, its last span batch (270) and its metrics. Most of what
+Codex sends is rejected (most of its stream events, 778 of 782 spans, every metric point),
+so the documents are counted per record kept as well as per record sent."""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from benchmarks.counting import COUNTER
@@ -66,6 +75,19 @@ ID_KEYS = frozenset(
     }
 )
 """Attributes whose values are ids a new prompt takes fresh (the session's is kept)."""
+CODEX_SAMPLES = ROOT / "tests" / "telemetry_samples" / "codex"
+CODEX_CONVERSATION = "01a2437c-61b2-7ab2-b15d-3385bd131b8c"
+"""The captured session's id, Codex's `conversation.id`."""
+CODEX_TURNS = 20
+CODEX_TURN_EVERY_S = 60
+CODEX_ID_KEYS = frozenset({"call_id", "turn.id", "turn_id", "submission.id"})
+"""Codex's attributes whose values are ids a new turn takes fresh; its `conversation.id`
+(the session) is kept."""
+CODEX_TURN_USAGE = {"input_tokens": 5400, "cached_tokens": 1200, "output_tokens": 190}
+"""What one captured turn's four requests used (`codex.sse_event` `response.completed`)."""
+CODEX_TURN_TOOL_ERRORS = 3
+CODEX_SEED = 53
+"""Not `SEED`: the Claude Code session's first fresh id would be the Codex session's."""
 TOKEN_TYPES = {
     "input": "input_tokens",
     "output": "output_tokens",
@@ -305,20 +327,20 @@ class _Fresh:
         return f"{prefix}_{self.rng.getrandbits(96):024x}"
 
 
-def _ids_in(node: Any, found: set[str]) -> set[str]:
-    """Every id in a captured export: trace and span ids, and the id attributes."""
+def _ids_in(node: Any, found: set[str], keys: frozenset[str] = ID_KEYS) -> set[str]:
+    """Every id in a captured export: trace and span ids, and the attributes `keys` name."""
     if isinstance(node, list):
         for item in node:
-            _ids_in(item, found)
+            _ids_in(item, found, keys)
     elif isinstance(node, dict):
         for key in ("traceId", "spanId", "parentSpanId"):
             if node.get(key):
                 found.add(node[key])
-        if node.get("key") in ID_KEYS:
+        if node.get("key") in keys:
             found.update(str(v) for v in node["value"].values())
         for value in node.values():
             if isinstance(value, list | dict):
-                _ids_in(value, found)
+                _ids_in(value, found, keys)
     return found
 
 
@@ -566,6 +588,187 @@ def _signal_row(row: dict[str, float], minutes: float) -> dict[str, Any]:
     }
 
 
+# A Codex session.
+
+
+def _codex_turn_exports() -> list[tuple[str, dict[str, Any]]]:
+    """The captured turn's four exports in the order Codex sent them: the first span
+    batch mid-turn (the batch processor's 512), then at exit the logs, the remaining spans
+    and the metrics."""
+    traces = json.loads((CODEX_SAMPLES / "traces.json").read_text("utf-8"))
+    first, last = traces["resourceSpans"]
+    logs, metrics = (
+        json.loads((CODEX_SAMPLES / f"{signal}.json").read_text("utf-8"))
+        for signal in ("logs", "metrics")
+    )
+    return [
+        ("traces", {"resourceSpans": [first]}),
+        ("logs", logs),
+        ("traces", {"resourceSpans": [last]}),
+        ("metrics", metrics),
+    ]
+
+
+_WORD = re.compile(r"[\w-]+")
+
+
+def _replaced(template: str, ids: dict[str, str]) -> str:
+    """`template` with every id in `ids` replaced where it stands as a whole word (ids are
+    letters, digits, `_` and `-`), also inside a longer string."""
+    return _WORD.sub(lambda found: ids.get(found.group(), found.group()), template)
+
+
+def _shifted(node: Any, by: int) -> Any:
+    """`node` with every time in it `by` nanoseconds later: the `*UnixNano` fields (a
+    zero stays zero, as Codex sends a log record's time) and the `event.timestamp`
+    attributes."""
+    if isinstance(node, list):
+        return [_shifted(item, by) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("key") == "event.timestamp":
+        later = datetime.fromisoformat(node["value"]["stringValue"]) + timedelta(
+            microseconds=by // 1000
+        )
+        stamp = later.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return {**node, "value": {"stringValue": stamp}}
+    return {
+        key: str(int(value) + by)
+        if key.endswith("UnixNano") and value not in ("0", 0)
+        else _shifted(value, by)
+        for key, value in node.items()
+    }
+
+
+def codex_turns(turns: int = CODEX_TURNS) -> tuple[list[list[tuple[str, dict[str, Any]]]], str]:
+    """The exports of one Codex session of `turns` turns, `CODEX_TURN_EVERY_S` apart: per
+    turn the capture's four exports with fresh ids and times shifted. With the session's
+    id (a fresh conversation id, the same in every turn)."""
+    fresh = _Fresh(random.Random(CODEX_SEED))  # noqa: S311 - a seeded simulation
+    captured = _codex_turn_exports()
+    template = json.dumps(captured)
+    ids = _ids_in([body for _, body in captured], set(), CODEX_ID_KEYS)
+    fresh.kept[CODEX_CONVERSATION] = fresh.like(CODEX_CONVERSATION)
+    origin = min(
+        int(span["startTimeUnixNano"])
+        for export in captured
+        if export[0] == "traces"
+        for span in export[1]["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    )
+    base = int(datetime(2026, 11, 10, 9, tzinfo=UTC).timestamp()) * NANOS
+    session = []
+    for number in range(turns):
+        renamed = {old: fresh.like(old) for old in sorted(ids)} | fresh.kept
+        shift = base + number * CODEX_TURN_EVERY_S * NANOS - origin
+        exports = json.loads(_replaced(template, renamed))
+        session.append([(signal, _shifted(body, shift)) for signal, body in exports])
+    return session, fresh.kept[CODEX_CONVERSATION]
+
+
+def _records_in(signal: str, body: dict[str, Any]) -> int:
+    """The records an OTLP/JSON export carries: log records, spans or metric points."""
+    if signal == "logs":
+        return sum(len(s["logRecords"]) for r in body["resourceLogs"] for s in r["scopeLogs"])
+    if signal == "traces":
+        return sum(len(s["spans"]) for r in body["resourceSpans"] for s in r["scopeSpans"])
+    return sum(
+        len(data["dataPoints"])
+        for r in body["resourceMetrics"]
+        for s in r["scopeMetrics"]
+        for metric in s["metrics"]
+        for kind, data in metric.items()
+        if kind in ("sum", "gauge", "histogram", "exponentialHistogram", "summary")
+    )
+
+
+def _rejected(answer: dict[str, Any] | None) -> int:
+    """The records an export's answer says were rejected (its `partialSuccess`)."""
+    partial = (answer or {}).get("partialSuccess", {})
+    return sum(int(value) for key, value in partial.items() if key.startswith("rejected"))
+
+
+def codex_session(seed: Seed, turns: int = CODEX_TURNS) -> dict[str, Any]:
+    """One Codex session's telemetry, replayed through the three endpoints turn after
+    turn: per turn and per export signal the records sent, kept and rejected and the
+    documents read, written and to be deleted; per record kept and sent; and what the
+    session holds afterwards."""
+    from functions.psychologist import store
+    from shared.clients import db
+    from shared.instance import instance, renew
+
+    session_turns, session_id = codex_turns(turns)
+    renew(instance().environ)
+    clients = {signal: function_client(MAIN, entry) for signal, entry in ENTRIES.items()}
+    headers = {"Authorization": f"Bearer {seed.token}", **JSON_HEADERS}
+    totals: dict[str, dict[str, float]] = {signal: defaultdict(float) for signal in ENTRIES}
+    for exports in session_turns:
+        for signal, body in exports:
+            COUNTER.clear()
+            reply = clients[signal].open(
+                f"/projects/{seed.project_small}/otlp/v1/{signal}",
+                method="POST",
+                json=body,
+                headers=headers,
+            )
+            if reply.status_code >= 300:
+                raise RuntimeError(f"{signal}: {reply.status_code}: {reply.get_data()!r}")
+            row = totals[signal]
+            row["exports"] += 1
+            row["sent"] += _records_in(signal, body)
+            row["rejected"] += _rejected(reply.get_json())
+            row["firestore_calls"] += len(COUNTER.calls)
+            row["reads"] += COUNTER.reads
+            row["writes"] += COUNTER.writes
+            row["deletes"] += COUNTER.expiring
+    stored = db().document(store.session_ref(seed.project_small, session_id).path).get()
+    every = {
+        key: sum(row[key] for row in totals.values())
+        for key in ("exports", "sent", "rejected", "firestore_calls", "reads", "writes", "deletes")
+    }
+    return {
+        "turns": turns,
+        "turn_every_s": CODEX_TURN_EVERY_S,
+        "signals": {signal: _codex_row(row, turns) for signal, row in totals.items()},
+        "per_turn": _codex_row(every, turns),
+        "stored": _codex_stored(stored.to_dict() or {}, turns),
+    }
+
+
+def _codex_row(row: dict[str, float], turns: int) -> dict[str, Any]:
+    """A signal's (or every signal's) figures per turn, and per record kept and sent."""
+    kept = row["sent"] - row["rejected"]
+    return {
+        "exports": round(row["exports"] / turns, 2),
+        "sent": round(row["sent"] / turns, 1),
+        "kept": round(kept / turns, 1),
+        "rejected": round(row["rejected"] / turns, 1),
+        "firestore_calls": round(row["firestore_calls"] / turns, 2),
+        "reads": round(row["reads"] / turns, 2),
+        "writes": round(row["writes"] / turns, 2),
+        "deletes": round(row["deletes"] / turns, 2),
+        "reads_per_kept": round(row["reads"] / kept, 4) if kept else None,
+        "writes_per_kept": round(row["writes"] / kept, 4) if kept else None,
+        "reads_per_sent": round(row["reads"] / row["sent"], 4),
+        "writes_per_sent": round(row["writes"] / row["sent"], 4),
+    }
+
+
+def _codex_stored(session: dict[str, Any], turns: int) -> dict[str, Any]:
+    """What the session document holds after the replay, beside what the turns sent."""
+    kept_turns = session.get("turns") or {}
+    return {
+        "events": session.get("event_count"),
+        "tool_errors": session.get("tool_errors"),
+        "tool_errors_sent": CODEX_TURN_TOOL_ERRORS * turns,
+        "usage": session.get("usage"),
+        "usage_sent": {name: value * turns for name, value in CODEX_TURN_USAGE.items()},
+        "turns_closed": len(kept_turns.get("closed", [])),
+        "turns_open": len(kept_turns.get("open", [])),
+        "source": session.get("source"),
+        "state": session.get("state"),
+    }
+
+
 def telemetry(seed: Seed) -> dict[str, Any]:
     results: dict[str, Any] = {
         "goal_per_record": GOAL_PER_RECORD,
@@ -573,6 +776,7 @@ def telemetry(seed: Seed) -> dict[str, Any]:
         "per_span": _ingest_per_span(seed),
         "per_metric_point": ingest_per_metric_point(seed),
         "claude_code_session": realistic_session(seed),
+        "codex_session": codex_session(seed),
     }
     for name in ("per_log_record", "per_span", "per_metric_point"):
         row = results[name]
@@ -581,4 +785,14 @@ def telemetry(seed: Seed) -> dict[str, Any]:
             f"{row['deletes']:g} deleted per new record",
             flush=True,
         )
+    codex = results["codex_session"]
+    turn, stored = codex["per_turn"], codex["stored"]
+    print(
+        f"  codex_session: {codex['turns']} turns, per turn {turn['sent']:g} records sent, "
+        f"{turn['kept']:g} kept, {turn['reads']:g} read, {turn['writes']:g} written, "
+        f"{turn['deletes']:g} deleted; per kept record {turn['reads_per_kept']:g} read, "
+        f"{turn['writes_per_kept']:g} written; {stored['tool_errors']} tool errors, "
+        f"{stored['turns_closed']} turns closed",
+        flush=True,
+    )
     return results

@@ -394,6 +394,38 @@ TELEMETRY_TARGET = Target(
 )
 
 
+def _codex_goal(results: Results) -> tuple[bool, str]:
+    codex = results["telemetry"]["codex_session"]
+    turn, signals = codex["per_turn"], codex["signals"]
+    met = max(turn["reads_per_kept"], turn["writes_per_kept"]) <= TELEMETRY_MAX
+    by_signal = ", ".join(
+        f"{name} {signals[signal]['reads']:g} and {signals[signal]['writes']:g}"
+        for signal, name in (("logs", "logs"), ("traces", "span batches"), ("metrics", "metrics"))
+    )
+    return met, (
+        f"per record kept {turn['reads_per_kept']:g} read and {turn['writes_per_kept']:g} "
+        f"written, per record sent {turn['reads_per_sent']:g} and {turn['writes_per_sent']:g}: "
+        f"a turn reads {turn['reads']:g} documents and writes {turn['writes']:g} ({by_signal}) "
+        f"for the {turn['kept']:g} records kept of the {turn['sent']:,g} it sends, over "
+        f"{codex['turns']} turns of one session"
+    )
+
+
+CODEX_TARGET = Target(
+    f"A Codex turn through the OTLP endpoints at most {TELEMETRY_MAX} documents read and "
+    f"{TELEMETRY_MAX} written per record kept",
+    _codex_goal,
+    "The capture of one Codex CLI 0.171 turn replayed with fresh ids "
+    "(`benchmarks/telemetry.py`). Of a turn's four exports, the three that carry a record "
+    "kept each read the session and its index head and write a chunk, the head and the "
+    "session, as every export does whatever it holds, and a turn keeps too few records to "
+    "spread that over. A call reported again reads the chunk holding its earlier report to "
+    "merge into it: the logs export once (the call the mid-turn span batch stored), the last "
+    "span batch once (the two calls the logs stored). The metrics export, every point "
+    "rejected, costs nothing.",
+)
+
+
 LAUNCH_MAX_S = 1.0
 """What `evidencia launch` may add at p50 before the agent's first model request, beyond
 the evaluation's own Gemini call (#46)."""
@@ -454,6 +486,7 @@ def _target_lines(results: Results) -> list[str]:
         (TRIAL_LOSS_TARGET, "trials"),
         (COST_TARGET, "cost_intervals"),
         (TELEMETRY_TARGET, "telemetry"),
+        (CODEX_TARGET, "telemetry"),
         (LAUNCH_TARGET, "launch"),
         (LAUNCH_READS_TARGET, "launch"),
     ]
@@ -932,7 +965,54 @@ def _telemetry(results: Results) -> list[str]:
         replay,
         "",
         *_table((*header, "read / record", "written / record"), signals),
+        *_codex_turns(telemetry["codex_session"]),
     ]
+
+
+def _codex_row(name: str, row: Results) -> tuple[str, ...]:
+    """A signal's figures per Codex turn; per record kept left empty where none is kept."""
+    per_kept = (row["reads_per_kept"], row["writes_per_kept"])
+    kept = ["" if figure is None else f"{figure:.3f}" for figure in per_kept]
+    return (
+        name,
+        f"{row['exports']:g}",
+        f"{row['sent']:,g}",
+        f"{row['kept']:g}",
+        f"{row['rejected']:,g}",
+        f"{row['reads']:g}",
+        f"{row['writes']:g}",
+        f"{row['deletes']:g}",
+        *kept,
+    )
+
+
+def _codex_turns(codex: Results) -> list[str]:
+    turn, stored = codex["per_turn"], codex["stored"]
+    usage, sent = stored["usage"], stored["usage_sent"]
+    text = (
+        f"A Codex session: the capture of one Codex CLI 0.171 turn "
+        f"(`tests/telemetry_samples/codex`: three failing shell calls, four model requests) "
+        f"replayed as {codex['turns']} turns of one conversation, {codex['turn_every_s']} s "
+        f"apart, each with fresh trace, span, call and turn ids, sent as Codex sends a turn: "
+        f"its first span batch (512 spans) mid-turn, then at exit its logs, its last span "
+        f"batch (270) and its metrics, as OTLP/JSON through the endpoints. Of the "
+        f"{turn['sent']:,g} records a turn sends, {turn['kept']:g} are kept and "
+        f"{turn['rejected']:,g} rejected, as the answers' `partialSuccess` say. A turn costs "
+        f"{turn['reads']:g} documents read, {turn['writes']:g} written and "
+        f"{turn['deletes']:g} deleted later: per record kept {turn['reads_per_kept']:g} read "
+        f"and {turn['writes_per_kept']:g} written (goal at most {TELEMETRY_MAX}), per record "
+        f"sent {turn['reads_per_sent']:g} and {turn['writes_per_sent']:g}. The session holds "
+        f"{stored['events']} events after merges, {stored['tool_errors']} tool errors of the "
+        f"{stored['tool_errors_sent']} sent, {stored['turns_closed']} closed turns and "
+        f"{usage['input_tokens']:,} input tokens ({usage['cached_tokens']:,} cached) and "
+        f"{usage['output_tokens']:,} output of the {sent['input_tokens']:,} "
+        f"({sent['cached_tokens']:,}) and {sent['output_tokens']:,} its requests reported. "
+        f"Per turn, by signal:"
+    )
+    rows = [_codex_row(signal, row) for signal, row in codex["signals"].items()]
+    rows.append(_codex_row("all", turn))
+    header = ("signal", "exports", "sent", "kept", "rejected", "read", "written", "deleted (TTL)")
+    return ["", text, "", *_table((*header, "read / kept", "written / kept"), rows)]
 
 
 def _cost_intervals(results: Results) -> list[str]:

@@ -8,6 +8,7 @@ import logging
 import threading
 from datetime import timedelta
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from google.cloud.firestore_v1 import FieldFilter
@@ -17,6 +18,15 @@ from benchmarks.counting import CallCounter
 from benchmarks.launch import RequestLines, ThreadReads
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
+from benchmarks.telemetry import (
+    CODEX_CONVERSATION,
+    CODEX_ID_KEYS,
+    CODEX_TURN_EVERY_S,
+    NANOS,
+    _codex_turn_exports,
+    _ids_in,
+    codex_turns,
+)
 from shared.clients import db
 from shared.retention import utcnow
 from shared.store import counted
@@ -122,3 +132,42 @@ def test_each_request_line_takes_the_documents_its_own_thread_read() -> None:
     [line] = lines.lines
     assert (line.method, line.status, line.reads, line.latency_s) == ("GET", 409, 2, 0.012)
     assert reads.evaluation_writes == [evaluation]
+
+
+def _spans(turn: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [
+        span
+        for signal, body in turn
+        if signal == "traces"
+        for resource in body["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
+
+
+def _parent_names(spans: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    names = {span["spanId"]: span["name"] for span in spans}
+    return sorted((span["name"], names.get(span["parentSpanId"], "")) for span in spans)
+
+
+@pytest.mark.pure
+def test_each_replayed_codex_turn_has_ids_of_its_own_a_turn_later_in_one_conversation() -> None:
+    """The Codex replay gives every turn fresh trace, span, call and turn ids, each span
+    under the same parent as in the capture, its times a turn later, and keeps one
+    conversation id (not the captured one) for the whole session."""
+    turns, session = codex_turns(2)
+    first, second = (_ids_in([body for _, body in turn], set(), CODEX_ID_KEYS) for turn in turns)
+    assert len(first) == len(second) > 800
+    assert not first & second
+    assert [signal for signal, _ in turns[0]] == ["traces", "logs", "traces", "metrics"]
+    captured = _parent_names(_spans(_codex_turn_exports()))
+    assert _parent_names(_spans(turns[0])) == _parent_names(_spans(turns[1])) == captured
+    starts = [
+        next(int(s["startTimeUnixNano"]) for s in _spans(turn) if s["name"] == "run_turn")
+        for turn in turns
+    ]
+    assert starts[1] - starts[0] == CODEX_TURN_EVERY_S * NANOS
+    texts = [json.dumps(turn) for turn in turns]
+    assert session != CODEX_CONVERSATION
+    assert all(text.count(session) == texts[0].count(session) > 50 for text in texts)
+    assert CODEX_CONVERSATION not in texts[0]
