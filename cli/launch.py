@@ -8,19 +8,24 @@ Psychologist, treated by its trial, ended truthfully.
 `agent:psychologist`) come from the environment. The launcher is a client of the public
 API over HTTP and imports nothing from `functions/`:
 
-1. starts an AgentConnect session under a new UUID and reads the agent's outcome source;
+1. refuses, before anything starts, an agent argument every runtime refuses; starts an
+   AgentConnect session under a new UUID and reads the agent's outcome source;
 2. waits for the frozen evaluation (progress on stderr), giving up after the worker's
    lease and a margin (`EVIDENCIA_LAUNCH_WAIT_S`, 210 s), having run nothing;
-3. maps the target onto the runtime's own flags through `RUNTIMES` (a permission mode
-   the runtime has no equal for is refused, never raised), adds a treatment arm's
-   suggestion to the agent's instructions, and sets its telemetry to the linked
-   project's OTLP endpoints under the linked agent name, the bearer in the environment
-   only;
+3. refuses an agent argument the chosen runtime refuses (it would override a chosen
+   setting, or run another session); maps the target onto the runtime's own arguments
+   through its row of `RUNTIMES` (a permission mode the runtime has no equal for is
+   refused, never raised), adds a treatment arm's suggestion to the agent's instructions,
+   and sends its telemetry to the linked project's OTLP endpoints under the linked agent
+   name: through its environment (the bearer there only), or, for a runtime configured by
+   its arguments alone that names its own session (Codex), through a loopback relay
+   (`cli/relay.py`) that names the launched session on every record and alone holds the
+   bearer;
 4. logs one `session.started` event to the linked project, so that the session exists
    there whatever the agent's telemetry does, runs the agent, forwards SIGINT and SIGTERM
    to it, and ends the session by how it exited: `closed`, or `closed_abnormally` with
-   `exit_code_N` or `signal_NAME` (`runtime_unavailable`, `target_unsupported` when it
-   could not run); then exits with the agent's status.
+   `exit_code_N` or `signal_NAME` (`runtime_unavailable`, `target_unsupported` or
+   `argument_refused` when it could not run); then exits with the agent's status.
 
 The launcher's own exit codes, when the agent did not run: 2 for a usage error or an
 argument that would override a chosen setting, 125 when the API refused or the choice was
@@ -44,7 +49,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -53,6 +59,8 @@ from types import FrameType
 from typing import IO, Any
 
 from ulid import ULID
+
+from cli.relay import relaying
 
 WAIT_S = 210.0
 """AgentConnect's worker lease (180 s by default, `AGENTCONNECT_LEASE_SECONDS`) and a
@@ -64,14 +72,72 @@ times later each time, at most every 0.5 s, so at most half a second late."""
 PROGRESS_EVERY_S = 5.0
 HTTP_TIMEOUT_S = 30.0
 USAGE, API_FAILED, UNSUPPORTED, NOT_INSTALLED = 2, 125, 126, 127
-CONTEXT_FILE = "GEMINI.md"
 SESSION_STARTED = "session.started"
+
+Template = tuple[str, ...]
+"""Arguments carrying a value: `{value}` in one is replaced by the value as it is, `{toml}`
+by the value as a TOML basic string (a `-c key=value` setting's value is read as TOML)."""
+
+
+def filled(template: Template, value: str) -> list[str]:
+    """The template's arguments carrying `value`."""
+    return [
+        part.replace("{toml}", toml_string(value))
+        if "{toml}" in part
+        else part.replace("{value}", value)
+        for part in template
+    ]
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string. JSON's escapes are TOML's; non-ASCII is kept as it is
+    (TOML takes no `\\ud83d`-style halves), and DEL, which TOML wants escaped, is."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """Where the agent's telemetry goes: the linked project and agent name."""
+
+    base_url: str
+    project: str
+    agent: str
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url}/projects/{urllib.parse.quote(self.project)}/otlp"
+
+
+@dataclass(frozen=True)
+class ByEnvironment:
+    """A runtime that reads its OTLP export from its environment: the bearer goes in
+    `OTEL_EXPORTER_OTLP_HEADERS`, the agent name in `OTEL_RESOURCE_ATTRIBUTES`, and its
+    own `session.id` is the launched session (its session flag)."""
+
+    variables: Mapping[str, str]
+    """Turning its export on (logs, metrics, traces)."""
+    endpoint_variable: str
+    """Naming the OTLP base URL (`…/v1/traces` etc. are appended)."""
+
+
+@dataclass(frozen=True)
+class ByRelay:
+    """A runtime that reads its OTLP export from its configuration only and names its own
+    session: its exporters are pointed at a loopback relay (`cli/relay.py`) that names the
+    launched session and the agent on every record and holds the bearer."""
+
+    exporters: Mapping[str, Template]
+    """A signal's path (`/v1/logs`) → the arguments pointing its exporter at the relay (the
+    value: the relay's URL for the signal)."""
+    unlinked: Template
+    """The arguments when no project is linked (its metrics would go to its vendor)."""
 
 
 @dataclass(frozen=True)
 class Runtime:
-    """How one runtime takes a target: its executable, the flags each chosen setting maps
-    onto, how it takes extra instructions and how it is told where its telemetry goes."""
+    """How one runtime takes a target, all of it data: its executable, the arguments each
+    chosen setting becomes, how it takes extra instructions and telemetry, which of its
+    arguments would override a choice, and where it takes its prompt."""
 
     name: str
     """The target's `runtime`."""
@@ -79,28 +145,40 @@ class Runtime:
     executable: str
     """Found on PATH unless `override` names another."""
     override: str
-    model: str
-    permission: str
+    model: Template
+    permission: Template
     permission_modes: Mapping[str, str]
     """AgentConnect's permission mode → the runtime's own; a mode not here is refused."""
-    session: str
-    effort: str | None
-    """The effort flag; None: the runtime has no such setting (said in the summary)."""
+    session: Template | None
+    """The launched session's id; None: the runtime names its own (its telemetry relays)."""
+    effort: Template | None
+    """None: the runtime has no such setting (said in the summary)."""
     efforts: frozenset[str]
-    """The values the effort flag takes (the runtime ignores any other)."""
-    fast_mode: str | None
-    """The fast-mode flag, `on` or `off`; None: the runtime has none (said so)."""
-    instructions: str
-    """`append`: a flag taking the text (`append_flag`); `context`: a folder holding a
-    context file the runtime loads (`context_flag`), made for the run and removed after."""
-    instructions_flag: str
+    """The efforts it takes (another is refused)."""
+    fast_mode: Template | None
+    """Taking `on` or `off`; None: the runtime has none (said when chosen)."""
+    instructions: Template
+    """Carrying a treatment arm's suggestion, or the folder holding `context_file`."""
+    context_file: str | None
+    """Set: the suggestion goes in a file of this name in a folder made for the run (and
+    removed after), and `instructions` carries the folder."""
+    telemetry: ByEnvironment | ByRelay
     overriding: frozenset[str]
-    """Agent arguments refused after `--`: each would override a chosen setting, the
-    session or its telemetry. A prefix ending in `-` refuses every flag it begins."""
-    telemetry: Mapping[str, str]
-    """Environment turning the runtime's own OTLP export on (logs, metrics, traces)."""
-    endpoint_variable: str
-    """The variable naming the OTLP base URL (`…/v1/traces` etc. are appended)."""
+    """Agent flags refused: each would override a chosen setting, the session or its
+    telemetry. A prefix ending in `-` refuses every flag it begins."""
+    config_flags: frozenset[str] = frozenset()
+    """Flags taking `KEY=VALUE` settings (Codex's `-c`)."""
+    config_keys: frozenset[str] = frozenset()
+    """Settings refused through `config_flags`, with every key beneath each (`otel.…`)."""
+    valued: frozenset[str] = frozenset()
+    """Its flags that take a value (the next argument, unless that begins with `-`)."""
+    prompt_flags: frozenset[str] = frozenset()
+    """Flags taking the prompt (`-p TEXT`)."""
+    subcommands: frozenset[str] = frozenset()
+    """An agent's first argument naming one of these keeps it first: the launcher's arguments
+    follow it (`codex exec …`), and the next positional argument is the prompt."""
+    refused_subcommands: frozenset[str] = frozenset()
+    """Subcommands refused: each would run another session than the one chosen."""
     cleared: tuple[str, ...] = ()
     """Variables that would override a chosen setting from the environment, removed."""
 
@@ -110,20 +188,31 @@ CLAUDE_CODE = Runtime(
     label="Claude Code",
     executable="claude",
     override="EVIDENCIA_CLAUDE",
-    model="--model",
-    permission="--permission-mode",
+    model=("--model", "{value}"),
+    permission=("--permission-mode", "{value}"),
     permission_modes={
         "plan": "plan",
         "default": "default",
         "acceptEdits": "acceptEdits",
         "bypassPermissions": "bypassPermissions",
     },
-    session="--session-id",
-    effort="--effort",
+    session=("--session-id", "{value}"),
+    effort=("--effort", "{value}"),
     efforts=frozenset({"low", "medium", "high", "xhigh", "max"}),
-    fast_mode="--fast-mode",
-    instructions="append",
-    instructions_flag="--append-system-prompt",
+    fast_mode=("--fast-mode", "{value}"),
+    instructions=("--append-system-prompt", "{value}"),
+    context_file=None,
+    telemetry=ByEnvironment(
+        variables={
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_METRICS_EXPORTER": "otlp",
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+        },
+        endpoint_variable="OTEL_EXPORTER_OTLP_ENDPOINT",
+    ),
     overriding=frozenset(
         {
             "--model",
@@ -142,15 +231,7 @@ CLAUDE_CODE = Runtime(
             "--append-system-prompt-file",
         }
     ),
-    telemetry={
-        "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
-        "OTEL_LOGS_EXPORTER": "otlp",
-        "OTEL_METRICS_EXPORTER": "otlp",
-        "OTEL_TRACES_EXPORTER": "otlp",
-        "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
-    },
-    endpoint_variable="OTEL_EXPORTER_OTLP_ENDPOINT",
+    prompt_flags=frozenset({"-p", "--print"}),
     cleared=("CLAUDE_CODE_EFFORT_LEVEL", "ANTHROPIC_MODEL"),
 )
 GEMINI_CLI = Runtime(
@@ -158,20 +239,30 @@ GEMINI_CLI = Runtime(
     label="Gemini CLI",
     executable="gemini",
     override="EVIDENCIA_GEMINI",
-    model="--model",
-    permission="--approval-mode",
+    model=("--model", "{value}"),
+    permission=("--approval-mode", "{value}"),
     permission_modes={
         "default": "default",
         "acceptEdits": "auto_edit",
         "bypassPermissions": "yolo",
         "plan": "plan",
     },
-    session="--session-id",
+    session=("--session-id", "{value}"),
     effort=None,
     efforts=frozenset(),
     fast_mode=None,
-    instructions="context",
-    instructions_flag="--include-directories",
+    instructions=("--include-directories", "{value}"),
+    context_file="GEMINI.md",
+    telemetry=ByEnvironment(
+        variables={
+            "GEMINI_TELEMETRY_ENABLED": "true",
+            "GEMINI_TELEMETRY_TARGET": "local",
+            "GEMINI_TELEMETRY_OTLP_PROTOCOL": "http",
+            "GEMINI_TELEMETRY_TRACES_ENABLED": "true",
+            "GEMINI_TELEMETRY_LOG_PROMPTS": "true",
+        },
+        endpoint_variable="GEMINI_TELEMETRY_OTLP_ENDPOINT",
+    ),
     overriding=frozenset(
         {
             "--model",
@@ -187,18 +278,80 @@ GEMINI_CLI = Runtime(
             "--telemetry",
         }
     ),
-    telemetry={
-        "GEMINI_TELEMETRY_ENABLED": "true",
-        "GEMINI_TELEMETRY_TARGET": "local",
-        "GEMINI_TELEMETRY_OTLP_PROTOCOL": "http",
-        "GEMINI_TELEMETRY_TRACES_ENABLED": "true",
-        "GEMINI_TELEMETRY_LOG_PROMPTS": "true",
-    },
-    endpoint_variable="GEMINI_TELEMETRY_OTLP_ENDPOINT",
+    valued=frozenset({"-p", "--prompt"}),
+    prompt_flags=frozenset({"-p", "--prompt"}),
     cleared=("GEMINI_MODEL",),
 )
-RUNTIMES: dict[str, Runtime] = {runtime.name: runtime for runtime in (CLAUDE_CODE, GEMINI_CLI)}
-"""The mapping table: a target's runtime → how it is run (docs/agentconnect.md#the-launcher)."""
+CODEX = Runtime(
+    name="codex",
+    label="Codex",
+    executable="codex",
+    override="EVIDENCIA_CODEX",
+    model=("-m", "{value}"),
+    permission=("-s", "{value}"),
+    permission_modes={
+        "plan": "read-only",
+        # `codex exec` never asks for approval: read-only is the one sandbox never freer
+        # than asking.
+        "default": "read-only",
+        "acceptEdits": "workspace-write",
+        "bypassPermissions": "danger-full-access",
+    },
+    session=None,
+    effort=("-c", "model_reasoning_effort={toml}"),
+    efforts=frozenset({"minimal", "low", "medium", "high", "xhigh"}),
+    fast_mode=None,
+    instructions=("-c", "developer_instructions={toml}"),
+    context_file=None,
+    telemetry=ByRelay(
+        exporters={
+            "/v1/logs": ("-c", 'otel.exporter={otlp-http={endpoint={toml},protocol="json"}}'),
+            "/v1/traces": (
+                "-c",
+                'otel.trace_exporter={otlp-http={endpoint={toml},protocol="json"}}',
+            ),
+            "/v1/metrics": (
+                "-c",
+                'otel.metrics_exporter={otlp-http={endpoint={toml},protocol="json"}}',
+            ),
+        },
+        unlinked=("-c", 'otel.metrics_exporter="none"'),
+    ),
+    overriding=frozenset(
+        {
+            "-m",
+            "--model",
+            "-s",
+            "--sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--approve-for-me",
+            "-p",
+            "--profile",
+            "--oss",
+            "--remote",
+        }
+    ),
+    config_flags=frozenset({"-c", "--config"}),
+    # The keys the launcher sets, and `profile`, which is `-p`.
+    config_keys=frozenset(
+        {"model", "model_reasoning_effort", "sandbox_mode", "developer_instructions", "otel"}
+        | {"profile"}
+    ),
+    valued=frozenset(
+        {"-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env"}
+        | {"-i", "--image", "-m", "--model", "--local-provider", "-p", "--profile"}
+        | {"-s", "--sandbox", "-C", "--cd", "--add-dir", "--thread-source", "--color"}
+        | {"--cyber-access-program", "--output-schema", "-o", "--output-last-message"}
+        | {"-a", "--ask-for-approval"}
+    ),
+    subcommands=frozenset({"exec", "e"}),
+    refused_subcommands=frozenset({"resume", "fork"}),
+)
+RUNTIMES: dict[str, Runtime] = {
+    runtime.name: runtime for runtime in (CLAUDE_CODE, GEMINI_CLI, CODEX)
+}
+"""The mapping table: a target's runtime → how it is run (docs/agentconnect.md#the-launcher).
+Adding a runtime is a row here and a test."""
 
 
 class LaunchError(Exception):
@@ -216,40 +369,138 @@ class UnsupportedTargetError(Exception):
 # -- pure decisions -------------------------------------------------------------------
 
 
-def flag_name(arg: str) -> str | None:
-    """The flag an agent argument sets (`--model=x` → `--model`), None for a value."""
+@dataclass(frozen=True)
+class Word:
+    """One flag of the agent's arguments with its value, or a positional argument."""
+
+    flag: str | None
+    """None: a positional argument, `value`."""
+    value: str | None
+
+
+def flags_in(arg: str, valued: frozenset[str]) -> list[tuple[str, str | None]]:
+    """The flags one argument sets, each with a value written in it: `--model=x`, `-m=x`,
+    `-mx` when `-m` takes a value, and `-ab` setting `-a` and `-b`. None: a positional."""
     if not arg.startswith("-") or arg == "-":
-        return None
-    return arg.split("=", 1)[0]
+        return []
+    if arg.startswith("--"):
+        name, equals, value = arg.partition("=")
+        return [(name, value if equals else None)]
+    flags: list[tuple[str, str | None]] = []
+    for index, letter in enumerate(arg[1:], start=1):
+        if not letter.isalnum():
+            break
+        name, rest = f"-{letter}", arg[index + 1 :]
+        if name in valued or rest.startswith("="):
+            return [*flags, (name, rest.removeprefix("=") or None)]
+        flags.append((name, None))
+    return flags
 
 
-def refused_argument(args: Sequence[str], runtimes: Sequence[Runtime]) -> str | None:
-    """The sentence refusing the first argument that would override a setting the launcher
-    chooses on any of `runtimes`, else None."""
-    for arg in args:
-        name = flag_name(arg)
-        if name is None:
+def words(args: Sequence[str], valued: frozenset[str]) -> list[Word]:
+    """The agent's arguments as a runtime reads them, a valued flag taking the next
+    argument when its value is not written in it (one beginning with `-` is a flag)."""
+    found: list[Word] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        flags = flags_in(arg, valued)
+        if not flags:
+            found.append(Word(None, arg))
+        for name, written in flags:
+            following = args[index] if index < len(args) else "-"
+            taken = written is None and name in valued and not following.startswith("-")
+            index += taken
+            found.append(Word(name, following if taken else written))
+    return found
+
+
+def leading(args: Sequence[str], runtime: Runtime) -> list[str]:
+    """The agent's first positional argument and, when it is a subcommand, the next one."""
+    positional = [w.value for w in words(args, runtime.valued) if w.flag is None and w.value]
+    return positional[: 2 if positional[:1] and positional[0] in runtime.subcommands else 1]
+
+
+def refused_argument(args: Sequence[str], runtime: Runtime) -> str | None:
+    """The sentence refusing the first of the agent's arguments that would override what
+    the launcher chooses for `runtime`, or run another session than the one chosen."""
+    for word in words(args, runtime.valued):
+        if word.flag is None:
             continue
-        for runtime in runtimes:
-            refused = name in runtime.overriding or any(
-                prefix.endswith("-") and name.startswith(prefix) for prefix in runtime.overriding
+        if flag_refused(word.flag, runtime):
+            return refused_sentence(word.flag, runtime)
+        key = config_key(word.value or "")
+        if word.flag in runtime.config_flags and key_refused(key, runtime):
+            return refused_sentence(f"{word.flag} {key}", runtime)
+    for arg in leading(args, runtime):
+        if arg in runtime.refused_subcommands:
+            return (
+                f"{arg} is refused: {runtime.label} would go on with another session, not "
+                "the one chosen and recorded."
             )
-            if refused:
-                return (
-                    f"{arg.split('=', 1)[0]} is refused: it would override what the launcher "
-                    f"sets for {runtime.label} (the chosen model, effort, permission mode, fast "
-                    "mode, session, suggestion or telemetry), and the recorded choice must be "
-                    "what ran."
-                )
     return None
 
 
-def agent_command(
-    runtime: Runtime, executable: str, target: Mapping[str, Any], session_id: str
+def refused_everywhere(args: Sequence[str], runtimes: Iterable[Runtime]) -> str | None:
+    """Before the choice: the first runtime's refusal when every runtime refuses the agent's
+    arguments (after it, only the chosen runtime's refusal counts)."""
+    said = [refused_argument(args, runtime) for runtime in runtimes]
+    return said[0] if all(said) else None
+
+
+def flag_refused(name: str, runtime: Runtime) -> bool:
+    """Whether the runtime refuses the flag: named, or begun by a prefix ending in `-`."""
+    return name in runtime.overriding or any(
+        prefix.endswith("-") and name.startswith(prefix) for prefix in runtime.overriding
+    )
+
+
+def key_refused(key: str, runtime: Runtime) -> bool:
+    """Whether the runtime refuses the setting: a refused key or one beneath it."""
+    return any(key == refused or key.startswith(refused + ".") for refused in runtime.config_keys)
+
+
+def config_key(setting: str) -> str:
+    """The dotted key of a `KEY=VALUE` setting, spaces and TOML quotes removed."""
+    key = setting.split("=", 1)[0]
+    return ".".join(part.strip().strip("\"'") for part in key.split("."))
+
+
+def refused_sentence(what: str, runtime: Runtime) -> str:
+    return (
+        f"{what} is refused: it would override what the launcher sets for {runtime.label} "
+        "(the chosen model, effort, permission mode, fast mode, session, suggestion or "
+        "telemetry), and the recorded choice must be what ran."
+    )
+
+
+def prompt_of(args: Sequence[str], runtime: Runtime) -> str | None:
+    """The prompt as `runtime` takes it: a prompt flag's value (`-p TEXT`), else the
+    positional argument after its subcommand (`exec PROMPT`); `-` (stdin) is none."""
+    for word in words(args, runtime.valued | runtime.prompt_flags):
+        if word.flag in runtime.prompt_flags and word.value:
+            return word.value
+    after = leading(args, runtime)[1:]
+    return after[0] if after and after[0] != "-" else None
+
+
+def default_title(args: Sequence[str]) -> str:
+    """The session's title when none is given: the agent's prompt as the first runtime to
+    read one takes it (the choice is not made yet), else a name."""
+    for runtime in RUNTIMES.values():
+        prompt = " ".join((prompt_of(args, runtime) or "").split())
+        if prompt:
+            return prompt[:500]
+    return "evidencia launch"
+
+
+def chosen_args(
+    runtime: Runtime, target: Mapping[str, Any], session_id: str
 ) -> tuple[list[str], list[str]]:
-    """The agent's command before its own arguments, and what of the target the runtime
-    has no setting for (said in the summary). Raises `UnsupportedTargetError` for a permission mode
-    the runtime has no equal for, or an effort its flag does not take."""
+    """The arguments carrying the chosen settings, and what of the target the runtime has
+    no setting for (said in the summary). Raises `UnsupportedTargetError` for a permission
+    mode the runtime has no equal for, or an effort it does not take."""
     mode = target["permissionMode"]
     mapped = runtime.permission_modes.get(mode)
     if mapped is None:
@@ -257,8 +508,8 @@ def agent_command(
             f"{runtime.label} has no permission mode equal to {mode}, and the launcher "
             "never runs an agent with a freer one"
         )
-    command = [executable, runtime.model, target["model"], runtime.permission, mapped]
-    command += [runtime.session, session_id]
+    args = [*filled(runtime.model, target["model"]), *filled(runtime.permission, mapped)]
+    args += filled(runtime.session, session_id) if runtime.session else []
     not_applied: list[str] = []
     if runtime.effort is None:
         not_applied.append(f"effort {target['effort']}: {runtime.label} has no effort setting")
@@ -268,38 +519,30 @@ def agent_command(
             f"not {target['effort']}"
         )
     else:
-        command += [runtime.effort, target["effort"]]
+        args += filled(runtime.effort, target["effort"])
     if runtime.fast_mode is None:
         if target["fastMode"]:
             not_applied.append(f"fast mode: {runtime.label} has no fast mode")
     else:
-        command += [runtime.fast_mode, "on" if target["fastMode"] else "off"]
-    return command, not_applied
+        args += filled(runtime.fast_mode, "on" if target["fastMode"] else "off")
+    return args, not_applied
 
 
-def instructions_args(runtime: Runtime, suggestion: str, folder: Path | None) -> list[str]:
+def instructions_args(runtime: Runtime, suggestion: str, folder: Path) -> list[str]:
     """The arguments adding a treatment arm's suggestion to the agent's instructions;
-    `folder` is where a context file was written for a `context` runtime."""
+    `folder` holds the runtime's context file, when it takes one."""
     if not suggestion:
         return []
-    if runtime.instructions == "append":
-        return [runtime.instructions_flag, suggestion]
-    if folder is None:
-        raise UnsupportedTargetError(f"{runtime.label} takes a suggestion in a context file")
-    return [runtime.instructions_flag, str(folder)]
+    return filled(runtime.instructions, str(folder) if runtime.context_file else suggestion)
 
 
-@dataclass(frozen=True)
-class Telemetry:
-    """Where the agent's telemetry goes: the linked project and agent name."""
-
-    base_url: str
-    project: str
-    agent: str
-
-    @property
-    def endpoint(self) -> str:
-        return f"{self.base_url}/projects/{urllib.parse.quote(self.project)}/otlp"
+def agent_command(
+    runtime: Runtime, executable: str, launcher_args: Sequence[str], agent_args: Sequence[str]
+) -> list[str]:
+    """The agent's command: the launcher's arguments before the agent's own, after the
+    agent's subcommand when its first argument names one (`codex exec -m … PROMPT`)."""
+    lead = list(agent_args[:1]) if agent_args[:1] and agent_args[0] in runtime.subcommands else []
+    return [executable, *lead, *launcher_args, *agent_args[len(lead) :]]
 
 
 def agent_environment(
@@ -307,13 +550,15 @@ def agent_environment(
 ) -> dict[str, str]:
     """The agent's environment: the caller's, without what would override a chosen
     setting and without the launcher's own token variable, plus the runtime's telemetry
-    settings when a project is linked (the bearer in OTEL_EXPORTER_OTLP_HEADERS only)."""
+    settings when a project is linked and the runtime reads them from its environment (the
+    bearer in OTEL_EXPORTER_OTLP_HEADERS only)."""
     cleared = {*runtime.cleared, "EVIDENCIA_TOKEN"}
     env = {name: value for name, value in base.items() if name not in cleared}
-    if telemetry is None:
+    kind = runtime.telemetry
+    if telemetry is None or not isinstance(kind, ByEnvironment):
         return env
-    env.update(runtime.telemetry)
-    env[runtime.endpoint_variable] = telemetry.endpoint
+    env.update(kind.variables)
+    env[kind.endpoint_variable] = telemetry.endpoint
     # A literal space: the JavaScript exporters of Claude Code and Gemini CLI do not decode
     # `%20` in this list (a URL-safe token needs no escaping).
     env["OTEL_EXPORTER_OTLP_HEADERS"] = "Authorization=Bearer " + urllib.parse.quote(token)
@@ -322,6 +567,17 @@ def agent_environment(
     kept = [pair for pair in earlier.split(",") if pair and not pair.startswith("gen_ai.agent")]
     env["OTEL_RESOURCE_ATTRIBUTES"] = ",".join([*kept, attribute])
     return env
+
+
+def telemetry_args(runtime: Runtime, relay: str | None) -> list[str]:
+    """The arguments pointing a relayed runtime's exporters at `relay` (its base URL), or,
+    with no project linked, keeping its telemetry from its vendor; none for the others."""
+    kind = runtime.telemetry
+    if not isinstance(kind, ByRelay):
+        return []
+    if relay is None:
+        return list(kind.unlinked)
+    return [arg for path, args in kind.exporters.items() for arg in filled(args, relay + path)]
 
 
 def route_of(evaluation: Mapping[str, Any]) -> str:
@@ -349,18 +605,6 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def default_title(args: Sequence[str]) -> str:
-    """The session's title when none is given: the agent's `-p` prompt, else a name."""
-    for index, arg in enumerate(args):
-        if arg in ("-p", "--prompt", "--print") and index + 1 < len(args):
-            prompt = " ".join(args[index + 1].split())
-            if prompt:
-                return prompt[:500]
-        if arg.startswith("--prompt="):
-            return arg.split("=", 1)[1][:500] or "evidencia launch"
-    return "evidencia launch"
-
-
 @dataclass
 class Plan:
     """What was chosen and how it runs, for the summary line."""
@@ -382,7 +626,7 @@ class Plan:
         mode = target["permissionMode"]
         mapped = runtime.permission_modes.get(mode) if runtime else None
         settings.append(
-            f"{runtime.permission} {mapped}"
+            " ".join(filled(runtime.permission, mapped))
             if runtime and mapped and mapped != mode
             else f"permission mode {mode}"
         )
@@ -602,7 +846,7 @@ class Launcher:
         return found
 
     def launch(self, title: str | None, task: dict[str, Any], agent_args: Sequence[str]) -> int:
-        refused = refused_argument(agent_args, list(RUNTIMES.values()))
+        refused = refused_everywhere(agent_args, RUNTIMES.values())
         if refused is not None:
             raise LaunchError(refused, USAGE)
         started = self.start(title or default_title(agent_args), task)
@@ -622,9 +866,12 @@ class Launcher:
             known = ", ".join(RUNTIMES)
             reason = f"no runtime named {target['runtime']} (the launcher runs {known})"
             return self.unable(plan, reason, "runtime_unavailable", NOT_INSTALLED)
+        refused = refused_argument(agent_args, runtime)
+        if refused is not None:
+            return self.unable(plan, refused, "argument_refused", USAGE)
         try:
             executable = self.executable(runtime)
-            command, plan.not_applied = agent_command(runtime, executable, target, plan.session_id)
+            chosen, plan.not_applied = chosen_args(runtime, target, plan.session_id)
         except UnsupportedTargetError as error:
             return self.unable(plan, str(error), "target_unsupported", UNSUPPORTED)
         except LaunchError as error:
@@ -632,24 +879,42 @@ class Launcher:
         if telemetry is not None:
             self.log_start(telemetry, plan)
         self.say(plan.summary(), plan.as_json())
-        suggestion = "\n\n".join(
-            t["sugestao"] for t in plan.trials if t["arm"] == "treatment" and t["sugestao"]
-        )
-        with tempfile.TemporaryDirectory(prefix="evidencia-launch-") as folder:
-            context = Path(folder)
-            if suggestion and runtime.instructions == "context":
-                (context / CONTEXT_FILE).write_text(suggestion + "\n")
-            command += instructions_args(runtime, suggestion, context)
-            command += list(agent_args)
-            env = agent_environment(self.environ, runtime, telemetry, self.api.token)
-            try:
-                returncode = run_agent(command, env, self.cwd)
-            except OSError as error:
-                reason = f"{runtime.label} could not start: {error}"
-                return self.unable(plan, reason, "runtime_unavailable", UNSUPPORTED)
+        try:
+            returncode = self.run(runtime, [executable, *chosen], plan, agent_args)
+        except OSError as error:
+            reason = f"{runtime.label} could not start: {error}"
+            return self.unable(plan, reason, "runtime_unavailable", UNSUPPORTED)
         state, cause = end_of(returncode)
         self.end(plan, state, cause, returncode)
         return exit_status(returncode)
+
+    def run(
+        self, runtime: Runtime, chosen: Sequence[str], plan: Plan, agent_args: Sequence[str]
+    ) -> int:
+        """Run the agent (`chosen`: its executable and the chosen settings) with a treatment
+        arm's suggestion and its telemetry to the project, to its end; its return code."""
+        suggestion = "\n\n".join(
+            t["sugestao"] for t in plan.trials if t["arm"] == "treatment" and t["sugestao"]
+        )
+        with ExitStack() as stack:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evidencia-")))
+            if suggestion and runtime.context_file:
+                (folder / runtime.context_file).write_text(suggestion + "\n")
+            relay = stack.enter_context(self.relay(runtime, plan))
+            added = instructions_args(runtime, suggestion, folder)
+            added += telemetry_args(runtime, relay)
+            executable, *settings = chosen
+            command = agent_command(runtime, executable, [*settings, *added], agent_args)
+            env = agent_environment(self.environ, runtime, plan.telemetry, self.api.token)
+            return run_agent(command, env, self.cwd)
+
+    def relay(self, runtime: Runtime, plan: Plan) -> AbstractContextManager[str | None]:
+        """The loopback relay for the run's telemetry (its URL), when the runtime's goes
+        through one and a project is linked; else None."""
+        if plan.telemetry is None or not isinstance(runtime.telemetry, ByRelay):
+            return nullcontext(None)
+        to = plan.telemetry
+        return relaying(to.endpoint, self.api.token, plan.session_id, to.agent)
 
     def unable(self, plan: Plan, reason: str, cause: str, code: int) -> int:
         """The agent could not run: say why and end the session abnormally."""

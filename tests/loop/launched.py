@@ -1,6 +1,8 @@
 """`evidencia launch` driven in this process against the local host, with the real coding
 agents behind recording wrappers: a script named `claude` / `gemini`, first on PATH, that
-writes its argv and the names of its environment variables, then runs the real CLI."""
+writes its argv and the names of its environment variables, then runs the real CLI. Codex
+runs as a stand-in process (`codex`) that exports a real Codex CLI capture to the exporter
+its arguments name."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,13 @@ CLAUDE_TARGET = {
     "fastMode": False,
 }
 """A model that takes effort: Claude Code 2.1.332 sends `output_config.effort` for it."""
+CODEX_TARGET = {
+    "runtime": "codex",
+    "model": "gpt-5.5",
+    "effort": "high",
+    "permissionMode": "acceptEdits",
+    "fastMode": False,
+}
 GEMINI_TARGET = {
     "runtime": "gemini-cli",
     "model": "gemini-3.1-pro-preview",
@@ -40,16 +49,29 @@ GEMINI_TARGET = {
     "permissionMode": "bypassPermissions",
     "fastMode": False,
 }
+DEEP = {"type": "boolean", "instructions": "Does the task need deep reasoning?"}
+WHEN_DEEP = {"type": "boolean", "thresholds": {"true": 0.8}}
 LAUNCHED = selection_with(
     decision={
         "decisionId": FIRST,
-        "question": {"type": "boolean", "instructions": "Does the task need deep reasoning?"},
-        "rules": [{**CLAUDE_TARGET, "when": {"type": "boolean", "thresholds": {"true": 0.8}}}],
+        "question": DEEP,
+        "rules": [{**CLAUDE_TARGET, "when": WHEN_DEEP}],
     },
     steps=[],
     default=GEMINI_TARGET,
 )
 """A title with "deep" runs Claude Code (rule 1), any other Gemini CLI (the default)."""
+CODEX_LAUNCHED = selection_with(
+    decision={
+        "decisionId": FIRST,
+        "question": DEEP,
+        "rules": [{**CODEX_TARGET, "when": WHEN_DEEP}],
+    },
+    steps=[],
+    default=CLAUDE_TARGET,
+)
+"""A title with "deep" runs Codex (rule 1), any other Claude Code (a rule's permission mode
+may not be above the default's)."""
 BOTH = ("agent:connect", "agent:psychologist")
 
 WRAPPER = """#!{python}
@@ -60,6 +82,31 @@ with open(os.path.join({records!r}, name), "w") as out:
     json.dump(record, out)
 os.execv({real!r}, [{real!r}, *sys.argv[1:]])
 """
+CODEX_SAMPLES = Path(__file__).parents[1] / "telemetry_samples" / "codex"
+CODEX_STAND_IN = """#!{python}
+import json, os, sys, time, tomllib, urllib.request
+args = sys.argv[1:]
+answers = []
+for flag, setting in zip(args, args[1:]):
+    exporter = tomllib.loads(setting).get("otel", {{}}) if flag == "-c" else {{}}
+    for key, signal in (("exporter", "logs"), ("trace_exporter", "traces")):
+        if isinstance(exporter.get(key), dict):
+            url = exporter[key]["otlp-http"]["endpoint"]
+            body = open(os.path.join({samples!r}, signal + ".json"), "rb").read()
+            request = urllib.request.Request(
+                url, data=body, method="POST", headers={{"Content-Type": "application/json"}}
+            )
+            with urllib.request.urlopen(request) as reply:
+                answers.append([url, reply.status, reply.read().decode()])
+record = {{"argv": args, "env": dict(os.environ), "answers": answers}}
+with open(os.path.join({records!r}, "codex-%d.json" % time.time_ns()), "w") as out:
+    json.dump(record, out)
+sys.exit(int(os.environ.get("CODEX_STAND_IN_EXIT", "0")))
+"""
+"""Codex as far as the launcher sees it: it reads its `-c` settings as TOML, exports the real
+capture of a Codex CLI 0.171 run (`tests/telemetry_samples/codex`) to the logs and traces
+exporters they name, records its argv, environment and each exporter's answer, and exits
+with `CODEX_STAND_IN_EXIT`."""
 
 
 @pytest.fixture(scope="module")
@@ -140,13 +187,15 @@ class Launch:
         session_id: str | None = None,
         args: tuple[str, ...] = ("--output-format", "json"),
         as_json: bool = False,
+        agent_args: Sequence[str] | None = None,
     ) -> Launched:
+        """Launch with `-p PROMPT ARGS` for the agent, or `agent_args` when given."""
         session = session_id or str(uuid.uuid4())
         before = set(self.records.iterdir())
         argv = ["--org", self.loop.connect.org, "--agent", AGENT]
         argv += ["--title", title] if title else []
         argv += ["--json"] if as_json else []
-        argv += ["--", "-p", prompt, *args]
+        argv += ["--", *(["-p", prompt, *args] if agent_args is None else agent_args)]
         stderr = io.StringIO()
         code = launch.main(
             argv, environ=self.environment(), stderr=stderr, cwd=self.work, new_id=lambda: session
@@ -154,8 +203,20 @@ class Launch:
         records = [json.loads(p.read_text()) for p in sorted(set(self.records.iterdir()) - before)]
         return Launched(code, stderr.getvalue(), session, records)
 
+    def choose(self, selection: dict[str, Any]) -> None:
+        """Configure the agent's selection anew."""
+        reply = self.loop.connect.configure(selection)
+        assert reply.status_code == 201, reply.text
+
     def session(self, session_id: str) -> dict[str, Any]:
         return document(f"projects/{self.loop.project}/sessions/{session_id}")
+
+    def session_exists(self, session_id: str) -> bool:
+        from shared.clients import db
+
+        return bool(
+            db().document(f"projects/{self.loop.project}/sessions/{session_id}").get().exists
+        )
 
     def settled_analysis(self, session_id: str) -> dict[str, Any]:
         analysis = self.session(session_id)["analysis_id"]
@@ -167,6 +228,32 @@ class Launch:
 
         result: dict[str, Any] = wait_for(settled)
         return result
+
+
+def events_of(project: str, session_id: str) -> list[dict[str, Any]]:
+    """The events stored for a session of the project."""
+    from functions.psychologist import store
+
+    events: list[dict[str, Any]] = []
+    for chunk in store.event_chunks(project, session_id).stream():
+        events.extend(json.loads((chunk.to_dict() or {})["events_json"]))
+    return events
+
+
+def session_exists(project: str, session_id: str) -> bool:
+    from shared.clients import db
+
+    return bool(db().document(f"projects/{project}/sessions/{session_id}").get().exists)
+
+
+def codex_stand_in(bin_dir: Path, records: Path) -> None:
+    script = bin_dir / "codex"
+    script.write_text(
+        CODEX_STAND_IN.format(
+            python=sys.executable, records=str(records), samples=str(CODEX_SAMPLES)
+        )
+    )
+    script.chmod(0o755)
 
 
 def wrap(bin_dir: Path, name: str, real: Path, records: Path) -> None:
@@ -214,6 +301,7 @@ def launcher(
     gemini.write_settings(home, None)
     wrap(bin_dir, "claude", claude.ensure_installed(), records)
     wrap(bin_dir, "gemini", gemini.gemini_cli(), records)
+    codex_stand_in(bin_dir, records)
     yield Launch(loop, token, anthropic, gemini_model, home, records, bin_dir, work)
     gemini_model.reset()
     anthropic.reset()

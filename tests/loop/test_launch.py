@@ -2,14 +2,17 @@
 wrappers, against the model stand-ins and the real API, emulator and workers: the agent
 runs with what AgentConnect chose, a treatment arm's suggestion reaches its model, its own
 telemetry lands in the linked project under the linked agent name, and its session ends
-as the agent exited."""
+as the agent exited. Codex runs as a stand-in exporting a real capture through the relay;
+its row's arguments are checked pure."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import subprocess
 import sys
+import tomllib
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -18,14 +21,17 @@ from typing import Any
 import pytest
 
 from cli import launch
-from cli.launch import CLAUDE_CODE, GEMINI_CLI, RUNTIMES, UnsupportedTargetError
+from cli.launch import CLAUDE_CODE, CODEX, GEMINI_CLI, RUNTIMES, UnsupportedTargetError
 from tests.agentconnect.conftest import AGENT
 from tests.api import wait_for
 from tests.loop.launched import (
     CLAUDE_TARGET,
+    CODEX_LAUNCHED,
+    CODEX_TARGET,
     GEMINI_TARGET,
     Launch,
     anthropic,
+    events_of,
     gemini_model,
     launcher,
     session_in,
@@ -36,15 +42,6 @@ from tests.loop.tried import Tried
 __all__ = ["anthropic", "gemini_model", "launcher"]
 
 SUGGESTION = "Add an explicit definition-of-done criterion to the instruction."
-
-
-def events_of(launch_: Launch, session_id: str) -> list[dict[str, Any]]:
-    from functions.psychologist import store
-
-    events: list[dict[str, Any]] = []
-    for chunk in store.event_chunks(launch_.loop.project, session_id).stream():
-        events.extend(json.loads((chunk.to_dict() or {})["events_json"]))
-    return events
 
 
 def test_claude_code_runs_as_chosen_with_the_treatment_suggestion_and_ends_closed(
@@ -78,7 +75,7 @@ def test_claude_code_runs_as_chosen_with_the_treatment_suggestion_and_ends_close
     stored = launcher.session(session)
     assert (stored["state"], stored["cause"]) == ("closed", None)
     assert (stored["source"], stored["agents"]) == ("claude-code", ["dev-api"])
-    events = events_of(launcher, session)
+    events = events_of(launcher.loop.project, session)
     assert {"session.started", "tool.call", "model.chat"} <= {e["type"] for e in events}
     assert all(e["agent"] == "dev-api" for e in events)
     assert stored["usage"]["cost_usd"] > 0, "the agent's own telemetry counted its cost"
@@ -147,6 +144,82 @@ def test_gemini_cli_runs_with_its_own_approval_mode_and_says_what_it_cannot_appl
     assert not list(launcher.work.iterdir()), "nothing written where the agent works"
     for path, mtime in user_files.items():
         assert path.stat().st_mtime == mtime, f"{path} was changed"
+
+
+CODEX_CONVERSATION = "01a2437c-61b2-7ab2-b15d-3385bd131b8c"
+"""The session Codex named itself in the capture the stand-in exports."""
+
+
+def test_codex_telemetry_joins_the_launched_session_through_the_relay_never_seeing_the_bearer(
+    launcher: Launch, tried: Tried
+) -> None:
+    """Codex names its own session and reads its exporters from its arguments only: the
+    stand-in exports a real Codex capture (logs, traces) to the exporters its `-c` settings
+    name; every record lands in the launched session under the linked agent name, none under
+    Codex's own id, and the bearer is in neither its arguments nor its environment."""
+    launcher.choose(CODEX_LAUNCHED)
+    trial = tried.start_trial(share=0.5).json()["id"]
+    session = session_in("treatment", trial)
+
+    ran = launcher.run(
+        "", title="deep fix", session_id=session, agent_args=("exec", "--json", "Fix it.")
+    )
+
+    assert ran.code == 0, ran.stderr
+    assert ran.argv[:5] == ["exec", "-m", "gpt-5.5", "-s", "workspace-write"]
+    assert ran.argv[-2:] == ["--json", "Fix it."]
+    assert ran.flag("-c") == 'model_reasoning_effort="high"'
+    assert f"developer_instructions={json.dumps(SUGGESTION)}" in ran.argv
+    [record] = ran.records
+    assert not any(launcher.token in arg for arg in ran.argv), "the bearer is never in argv"
+    assert not any(launcher.token in value for value in record["env"].values())
+    answers = [(url.rsplit("/", 2)[1:], status) for url, status, _ in record["answers"]]
+    assert answers == [(["v1", "logs"], 200), (["v1", "traces"], 200)], "both went through"
+    [summary] = [line for line in ran.stderr.splitlines() if "by rule" in line]
+    assert "codex (gpt-5.5; effort high; -s workspace-write)" in summary
+
+    stored = launcher.session(session)
+    assert (stored["state"], stored["cause"], stored["agents"]) == ("closed", None, ["dev-api"])
+    events = events_of(launcher.loop.project, session)
+    assert len(events) > 1, "the relayed records, beside the launcher's session.started"
+    assert all(e["agent"] == "dev-api" for e in events)
+    assert not launcher.session_exists(CODEX_CONVERSATION), "nothing under Codex's own id"
+
+
+def test_a_codex_control_session_gets_no_suggestion_and_a_failing_run_ends_with_its_code(
+    launcher: Launch, tried: Tried
+) -> None:
+    launcher.choose(CODEX_LAUNCHED)
+    trial = tried.start_trial(share=0.5).json()["id"]
+    launcher.extra_env["CODEX_STAND_IN_EXIT"] = "3"
+
+    ran = launcher.run(
+        "",
+        title="deep fix",
+        session_id=session_in("control", trial),
+        agent_args=("exec", "Fix it."),
+    )
+
+    assert ran.code == 3, ran.stderr
+    assert not any("developer_instructions" in arg for arg in ran.argv)
+    stored = launcher.session(ran.session_id)
+    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "exit_code_3")
+
+
+def test_an_argument_the_chosen_runtime_refuses_ends_the_session_and_runs_nothing(
+    launcher: Launch,
+) -> None:
+    """`-p PROMPT` is Claude Code's prompt and Codex's profile: it passes before the choice,
+    and is refused once Codex is chosen."""
+    launcher.choose(CODEX_LAUNCHED)
+
+    ran = launcher.run("Fix it.", title="deep fix")
+
+    assert ran.code == launch.USAGE
+    assert ran.records == [], "no agent ran"
+    assert "-p is refused: it would override what the launcher sets for Codex" in ran.stderr
+    stored = launcher.session(ran.session_id)
+    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "argument_refused")
 
 
 def test_a_missing_runtime_ends_the_session_runtime_unavailable_and_runs_nothing(
@@ -269,17 +342,33 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
 
 # -- the mapping table, pure ------------------------------------------------------------
 
+RELAY = "http://127.0.0.1:5555/relay-secret"
 
-def gemini_with(mode: str) -> dict[str, Any]:
-    return {**GEMINI_TARGET, "permissionMode": mode}
+
+def codex_argv(
+    target: dict[str, Any], suggestion: str = "", relay: str | None = RELAY
+) -> list[str]:
+    """The whole command the launcher runs for a Codex target and `exec "Fix it."`."""
+    chosen, _ = launch.chosen_args(CODEX, target, "s-1")
+    added = launch.instructions_args(CODEX, suggestion, Path("/unused"))
+    added += launch.telemetry_args(CODEX, relay)
+    return launch.agent_command(CODEX, "codex", [*chosen, *added], ["exec", "--json", "Fix it."])
+
+
+def settings_of(argv: list[str]) -> dict[str, Any]:
+    """Every `-c` setting of a Codex command, read as Codex reads it (TOML)."""
+    read: dict[str, Any] = {}
+    for flag, setting in itertools.pairwise(argv):
+        if flag == "-c":
+            [(key, value)] = tomllib.loads(setting).items()
+            read[key] = {**read.get(key, {}), **value} if isinstance(value, dict) else value
+    return read
 
 
 @pytest.mark.pure
 def test_gemini_cli_takes_each_permission_mode_as_its_own_approval_mode() -> None:
     modes = {
-        mode: launch.agent_command(
-            GEMINI_CLI, "gemini", {**GEMINI_TARGET, "permissionMode": mode}, "s"
-        )[0]
+        mode: launch.chosen_args(GEMINI_CLI, {**GEMINI_TARGET, "permissionMode": mode}, "s")[0]
         for mode in ("default", "acceptEdits", "bypassPermissions", "plan")
     }
     approval = {mode: argv[argv.index("--approval-mode") + 1] for mode, argv in modes.items()}
@@ -295,26 +384,26 @@ def test_gemini_cli_takes_each_permission_mode_as_its_own_approval_mode() -> Non
 def test_a_permission_mode_with_no_equal_is_refused_never_raised() -> None:
     narrow = replace(GEMINI_CLI, permission_modes={"plan": "plan", "bypassPermissions": "yolo"})
     with pytest.raises(UnsupportedTargetError, match="no permission mode equal to acceptEdits"):
-        launch.agent_command(
-            narrow, "gemini", {**GEMINI_TARGET, "permissionMode": "acceptEdits"}, "s"
-        )
+        launch.chosen_args(narrow, {**GEMINI_TARGET, "permissionMode": "acceptEdits"}, "s")
     with pytest.raises(UnsupportedTargetError, match="not ultra"):
-        launch.agent_command(CLAUDE_CODE, "claude", {**CLAUDE_TARGET, "effort": "ultra"}, "s")
+        launch.chosen_args(CLAUDE_CODE, {**CLAUDE_TARGET, "effort": "ultra"}, "s")
 
 
 @pytest.mark.pure
 def test_claude_code_takes_every_setting_as_a_flag() -> None:
-    argv, not_applied = launch.agent_command(
-        CLAUDE_CODE, "claude", {**CLAUDE_TARGET, "fastMode": True}, "s-1"
+    chosen, not_applied = launch.chosen_args(
+        CLAUDE_CODE, {**CLAUDE_TARGET, "fastMode": True}, "s-1"
     )
+    added = launch.instructions_args(CLAUDE_CODE, "Check.", Path("/unused"))
+    added += launch.telemetry_args(CLAUDE_CODE, None)
+    argv = launch.agent_command(CLAUDE_CODE, "claude", [*chosen, *added], ["-p", "Fix it."])
     assert argv == [
         "claude", "--model", "claude-sonnet-4-6", "--permission-mode", "bypassPermissions",
         "--session-id", "s-1", "--effort", "high", "--fast-mode", "on",
+        "--append-system-prompt", "Check.", "-p", "Fix it.",
     ]  # fmt: skip
     assert not_applied == []
-    _, gemini_not_applied = launch.agent_command(
-        GEMINI_CLI, "gemini", {**GEMINI_TARGET, "fastMode": True}, "s-1"
-    )
+    _, gemini_not_applied = launch.chosen_args(GEMINI_CLI, {**GEMINI_TARGET, "fastMode": True}, "s")
     assert gemini_not_applied == [
         "effort medium: Gemini CLI has no effort setting",
         "fast mode: Gemini CLI has no fast mode",
@@ -322,24 +411,177 @@ def test_claude_code_takes_every_setting_as_a_flag() -> None:
 
 
 @pytest.mark.pure
+def test_codex_runs_exec_with_the_chosen_model_effort_and_sandbox_after_its_subcommand() -> None:
+    """Codex takes the launcher's arguments after `exec`, the effort and the telemetry as
+    `-c` settings; it has no session flag (the relay names the session) and no fast mode."""
+    argv = codex_argv({**CODEX_TARGET, "fastMode": True})
+    exporter = '{{otlp-http={{endpoint="{}/v1/{}",protocol="json"}}}}'
+    assert argv == [
+        "codex", "exec", "-m", "gpt-5.5", "-s", "workspace-write",
+        "-c", 'model_reasoning_effort="high"',
+        "-c", "otel.exporter=" + exporter.format(RELAY, "logs"),
+        "-c", "otel.trace_exporter=" + exporter.format(RELAY, "traces"),
+        "-c", "otel.metrics_exporter=" + exporter.format(RELAY, "metrics"),
+        "--json", "Fix it.",
+    ]  # fmt: skip
+    assert settings_of(argv)["otel"]["metrics_exporter"] == {
+        "otlp-http": {"endpoint": f"{RELAY}/v1/metrics", "protocol": "json"}
+    }
+    _, not_applied = launch.chosen_args(CODEX, {**CODEX_TARGET, "fastMode": True}, "s-1")
+    assert not_applied == ["fast mode: Codex has no fast mode"]
+    unlinked = codex_argv(CODEX_TARGET, relay=None)
+    assert settings_of(unlinked)["otel"] == {"metrics_exporter": "none"}, "nothing to the vendor"
+    interactive = launch.agent_command(CODEX, "codex", ["-m", "x"], ["Fix it."])
+    assert interactive == ["codex", "-m", "x", "Fix it."]
+
+
+@pytest.mark.pure
+def test_codex_takes_each_permission_mode_as_a_sandbox_never_freer() -> None:
+    sandboxes = {
+        mode: codex_argv({**CODEX_TARGET, "permissionMode": mode})[5]
+        for mode in ("plan", "default", "acceptEdits", "bypassPermissions")
+    }
+    assert sandboxes == {
+        "plan": "read-only",
+        "default": "read-only",
+        "acceptEdits": "workspace-write",
+        "bypassPermissions": "danger-full-access",
+    }
+
+
+@pytest.mark.pure
+def test_codex_takes_each_of_its_efforts_as_a_setting_and_refuses_another() -> None:
+    for effort in ("minimal", "low", "medium", "high", "xhigh"):
+        argv = codex_argv({**CODEX_TARGET, "effort": effort})
+        assert settings_of(argv)["model_reasoning_effort"] == effort
+    with pytest.raises(UnsupportedTargetError, match=r"Codex takes effort .* not max"):
+        codex_argv({**CODEX_TARGET, "effort": "max"})
+
+
+@pytest.mark.pure
+def test_a_suggestion_reaches_codex_as_a_toml_string_whatever_it_holds() -> None:
+    """A `-c` value is read as TOML (one that does not parse would be taken as its raw text,
+    quotes and all): quotes, newlines, backslashes, braces, DEL and non-ASCII all survive."""
+    suggestion = 'Say "done" when done.\nThen:\t{stop}\\ here \x7f é ✓ 🙂 \\"quoted\\"'
+    argv = codex_argv(CODEX_TARGET, suggestion)
+    assert settings_of(argv)["developer_instructions"] == suggestion
+    assert argv.index("-c", argv.index("-s")) < argv.index("--json"), "before the agent's own"
+    assert "developer_instructions" not in " ".join(codex_argv(CODEX_TARGET)), "a control's"
+
+
+@pytest.mark.pure
+def test_the_bearer_is_never_on_a_command_line() -> None:
+    """The relay holds Codex's bearer: its command names the relay, never the token; Claude
+    Code's and Gemini CLI's bearer is in their environment."""
+    token = "tok-secret-123"
+    telemetry = launch.Telemetry("http://h", "p1", "dev-api")
+    for runtime, target in ((CODEX, CODEX_TARGET), (CLAUDE_CODE, CLAUDE_TARGET)):
+        chosen, _ = launch.chosen_args(runtime, target, "s-1")
+        added = launch.telemetry_args(runtime, RELAY if runtime is CODEX else None)
+        argv = launch.agent_command(runtime, runtime.executable, [*chosen, *added], ["exec"])
+        assert not any(token in arg for arg in argv)
+    env = launch.agent_environment({"EVIDENCIA_TOKEN": token}, CODEX, telemetry, token)
+    assert env == {}, "nothing of the token in Codex's environment either"
+
+
+@pytest.mark.pure
 @pytest.mark.parametrize(
-    "arg",
-    ["--model", "--model=opus", "-m", "--effort", "--permission-mode", "--yolo", "-y",
-     "--approval-mode=yolo", "--session-id", "--resume", "--dangerously-skip-permissions",
-     "--fast-mode", "--telemetry-otlp-endpoint=http://x"],
+    ("runtime", "arg"),
+    [(CLAUDE_CODE, "--model"), (CLAUDE_CODE, "--model=opus"), (GEMINI_CLI, "-m"),
+     (CLAUDE_CODE, "--effort"), (CLAUDE_CODE, "--permission-mode"), (GEMINI_CLI, "--yolo"),
+     (GEMINI_CLI, "-y"), (GEMINI_CLI, "--approval-mode=yolo"), (GEMINI_CLI, "--session-id"),
+     (CLAUDE_CODE, "--resume"), (CLAUDE_CODE, "--dangerously-skip-permissions"),
+     (CLAUDE_CODE, "--fast-mode"), (GEMINI_CLI, "--telemetry-otlp-endpoint=http://x"),
+     (CODEX, "-m"), (CODEX, "--model=o3"), (CODEX, "-s"), (CODEX, "--sandbox"),
+     (CODEX, "--dangerously-bypass-approvals-and-sandbox"), (CODEX, "--approve-for-me"),
+     (CODEX, "-p"), (CODEX, "--profile=fast"), (CODEX, "--oss"), (CODEX, "--remote")],
 )  # fmt: skip
-def test_an_argument_overriding_a_chosen_setting_is_refused_in_one_sentence(arg: str) -> None:
-    said = launch.refused_argument(["-p", "Fix it.", arg], list(RUNTIMES.values()))
+def test_an_argument_overriding_a_chosen_setting_is_refused_in_one_sentence(
+    runtime: launch.Runtime, arg: str
+) -> None:
+    said = launch.refused_argument(["exec", arg, "Fix it."], runtime)
     assert said is not None
     assert said.startswith(f"{arg.split('=', maxsplit=1)[0]} is refused")
+    assert runtime.label in said
     assert said.count(".") == 1
     assert said.endswith(".")
 
 
 @pytest.mark.pure
+@pytest.mark.parametrize(
+    "args",
+    [["-c", "model=o3"], ["--config", "sandbox_mode=danger-full-access"],
+     ["-c=model_reasoning_effort=xhigh"], ["--config=developer_instructions=x"],
+     ["-c", "otel.exporter={otlp-http={endpoint=\"http://x\"}}"], ["-c", "otel={}"],
+     ["-c", ' "otel" . "metrics_exporter" = "statsig"'], ["-c", "profile=fast"],
+     ["-cmodel=o3"], ["-sdanger-full-access"], ["--json", "-mgpt-4o"]],
+)  # fmt: skip
+def test_codex_refuses_a_setting_the_launcher_chooses_however_it_is_written(
+    args: list[str],
+) -> None:
+    said = launch.refused_argument(["exec", *args, "Fix it."], CODEX)
+    assert said is not None
+    assert " is refused: it would override what the launcher sets for Codex" in said
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize(
+    "args",
+    [["exec", "resume", "0199a213-81c0-7800-8aa1-bbab2a035a53"], ["exec", "resume", "--last"],
+     ["exec", "--json", "fork", "x"], ["resume"], ["fork", "--last"], ["e", "resume"]],
+)  # fmt: skip
+def test_codex_refuses_resuming_or_forking_another_session(args: list[str]) -> None:
+    """`codex exec resume ID` goes on with a recorded session under its own model, effort
+    and sandbox, not the chosen ones."""
+    said = launch.refused_argument(args, CODEX)
+    assert said is not None
+    assert "Codex would go on with another session" in said
+
+
+@pytest.mark.pure
+def test_arguments_are_refused_by_the_chosen_runtime_alone() -> None:
+    """Codex's `-p` is its config profile and Claude Code's the prompt: `-p PROMPT` passes
+    before the choice and for Claude Code, and is refused for Codex; an argument every
+    runtime refuses is refused before anything starts."""
+    args = ["-p", "Fix it.", "--output-format", "json"]
+    assert launch.refused_argument(args, CLAUDE_CODE) is None
+    assert launch.refused_argument(args, GEMINI_CLI) is None
+    assert (launch.refused_argument(args, CODEX) or "").startswith("-p is refused")
+    assert launch.refused_everywhere(args, RUNTIMES.values()) is None
+    every = launch.refused_everywhere(["--model", "x"], RUNTIMES.values())
+    assert (every or "").startswith("--model is refused")
+
+
+@pytest.mark.pure
 def test_arguments_that_choose_nothing_pass() -> None:
     args = ["-p", "--model is a word here", "--output-format", "json", "--allowedTools", "Bash"]
-    assert launch.refused_argument(args, list(RUNTIMES.values())) is None
+    assert launch.refused_argument(args, CLAUDE_CODE) is None
+    assert (
+        launch.refused_argument(["-p", "Fix -m here", "--output-format", "json"], GEMINI_CLI)
+        is None
+    )
+    codex_args = [
+        "exec", "--json", "--skip-git-repo-check", "-C", "/work",
+        "-c", 'model_provider="standin"', "-c", "model_providers.standin.base_url=x",
+        "--enable", "web_search", "Resume the work; fork it.",
+    ]  # fmt: skip
+    assert launch.refused_argument(codex_args, CODEX) is None
+
+
+@pytest.mark.pure
+def test_the_prompt_is_read_as_each_runtime_takes_it() -> None:
+    """The title is the prompt as the first runtime that reads one takes it: Claude Code's
+    and Gemini CLI's `-p TEXT`, Codex's first positional argument after `exec`."""
+    codex = ["exec", "--json", "-c", 'model_provider="x"', "-C", "/w", "Fix  the\nbug."]
+    assert launch.prompt_of(codex, CODEX) == "Fix  the\nbug."
+    assert launch.prompt_of(codex, CLAUDE_CODE) is None
+    assert launch.default_title(codex) == "Fix the bug."
+    assert launch.prompt_of(["-p", "fast", "exec", "Fix it."], CODEX) == "Fix it."
+    assert launch.prompt_of(["-p", "Fix it."], CODEX) is None, "Codex's -p is a profile"
+    assert launch.default_title(["-p", "Fix it.", "--output-format", "json"]) == "Fix it."
+    assert launch.prompt_of(["--prompt=Fix it."], GEMINI_CLI) == "Fix it."
+    assert launch.default_title(["exec", "-"]) == "evidencia launch", "a prompt from stdin"
+    assert launch.default_title(["--output-format", "json"]) == "evidencia launch"
 
 
 @pytest.mark.pure
