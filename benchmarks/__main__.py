@@ -19,7 +19,7 @@ from benchmarks.costs import cost_intervals
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
 from benchmarks.job_costs import job_costs
-from benchmarks.launch import PAIRS, launch_overhead
+from benchmarks.launch import PAIRS, codex_launch_overhead, launch_overhead
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
@@ -46,6 +46,7 @@ SECTIONS = (
     "telemetry",
     "cost_intervals",
     "launch",
+    "launch_codex",
 )
 
 
@@ -210,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"what evidencia launch adds before Claude Code's first model request: "
                 f"{PAIRS} launched and {PAIRS} direct runs, interleaved (about 3 min)",
                 lambda: launch_overhead(seeded, host_url(), lambda: _quiet(host)),
+            ),
+            (
+                "launch_codex",
+                f"what evidencia launch adds before Codex's first model request: "
+                f"{PAIRS} launched and {PAIRS} direct runs, interleaved (about 1 min)",
+                lambda: codex_launch_overhead(seeded, host_url(), lambda: _quiet(host)),
             ),
         )
         for section, label, measure in phases:

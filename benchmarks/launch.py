@@ -1,15 +1,20 @@
-"""What `evidencia launch` adds before the agent's first model request (#46).
+"""What `evidencia launch` adds before the agent's first model request (#46, #53).
 
 Claude Code's real CLI (npm-locked; installed by `tests/agents/claude.py`, asked for its
 path in a subprocess, since the bench imports nothing from the tests) answers against the
-Anthropic stand-in, whose recorded arrival times say when the first model request came.
-Pairs of runs, in alternating order, each timed from its process's start:
+Anthropic stand-in, whose recorded arrival times say when the first model request came;
+Codex CLI's (`tests/agents/codex.py`, which also writes its `config.toml` in the run's
+CODEX_HOME, naming the OpenAI Responses stand-in as its model provider and exporting no
+telemetry) against the OpenAI stand-in. Pairs of runs, in alternating order, each timed
+from its process's start:
 
 - direct: `claude -p` with the flags the launcher would give it (model, effort,
-  permission mode, fast mode, a new session id), no telemetry;
-- launched: `evidencia launch --org ORG --agent AGENT -- -p ...` (the installed command,
-  a process of its own) against the local host, its evaluation answered by the local
-  development model at once.
+  permission mode, fast mode, a new session id), no telemetry; `codex exec` with the
+  launcher's model, sandbox and effort, no telemetry;
+- launched: `evidencia launch --org ORG --agent AGENT -- -p ...` (or `-- exec ...`; the
+  installed command, a process of its own) against the local host, its evaluation
+  answered by the local development model at once. Codex's telemetry goes through the
+  launcher's loopback relay to the linked project.
 
 The launched run's parts come from the host's own request lines (one a request, logged
 as it answers, with its latency), caught in this process, and from the evaluation's
@@ -56,6 +61,8 @@ GOAL_S = 1.0
 AGENT = "8a0c6f2e-46b1-4d3a-9e5f-7c2d1b0a4e63"
 AGENT_NAME = "launched-agent"
 PROMPT = "Fix the flaky login test."
+CODEX_AGENT = "3f9d7b21-5c4e-4a8b-b6d0-2e1f9a8c7d54"
+PROMPT = "Fix the flaky login test."
 TARGET = {
     "runtime": "claude-code",
     "model": "claude-sonnet-4-6",
@@ -63,16 +70,13 @@ TARGET = {
     "permissionMode": "bypassPermissions",
     "fastMode": False,
 }
-SELECTION: dict[str, Any] = {
-    "decision": {
-        "decisionId": "5b0e2c1d-46a4-4f8e-b1c3-9d2a7e6f0b15",
-        "question": {"type": "boolean", "instructions": "Does the task need deep reasoning?"},
-        "rules": [{"effort": "max", "when": {"type": "boolean", "thresholds": {"true": 0.8}}}],
-    },
-    "steps": [],
-    "default": TARGET,
+CODEX_TARGET = {
+    "runtime": "codex",
+    "model": "gpt-5.5",
+    "effort": "low",
+    "permissionMode": "default",
+    "fastMode": False,
 }
-"""One question the local model answers (no for this prompt: the default target)."""
 DIRECT_FLAGS = [
     "--model",
     str(TARGET["model"]),
@@ -83,12 +87,79 @@ DIRECT_FLAGS = [
     "--fast-mode",
     "off",
 ]
+CODEX_FLAGS = ["-m", "gpt-5.5", "-s", "read-only", "-c", 'model_reasoning_effort="low"']
+"""What the launcher gives Codex for `CODEX_TARGET` (the `default` permission mode is
+Codex's read-only sandbox)."""
+CODEX_EXEC = ["exec", "--json", "--skip-git-repo-check"]
 CLAUDE_SETUP = (
     "import json\nfrom tests.agents import claude\n"
-    "print(json.dumps({'claude': str(claude.ensure_installed()), "
+    "print(json.dumps({'executable': str(claude.ensure_installed()), "
     "'env': {**claude.QUIET, 'ANTHROPIC_API_KEY': claude.DUMMY_KEY}}))"
 )
+CODEX_SETUP = (
+    "import json, sys\nfrom pathlib import Path\nfrom tests.agents import codex\n"
+    "home = Path(sys.argv[1])\ncodex.write_config(home, sys.argv[2], None)\n"
+    "print(json.dumps({'executable': str(codex.codex_cli()), "
+    "'env': codex.environment(home, None)}))"
+)
+"""Codex's path, and its environment with its config written in `home` (the stand-in's
+URL as its model provider's)."""
 RUN_TIMEOUT_S = 180
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A runtime as the bench launches it: the agent whose selection chooses it, what the
+    launcher is told after `--`, and the direct run's arguments."""
+
+    runtime: str
+    label: str
+    agent: str
+    target: dict[str, Any]
+    override: str
+    """The launcher's variable naming the runtime's executable."""
+    launched: list[str]
+    direct: list[str]
+    session_flag: str | None
+    """The direct run's flag taking a new session id; None: the runtime names its own."""
+
+
+CLAUDE = Subject(
+    runtime="claude-code",
+    label="Claude Code",
+    agent=AGENT,
+    target=TARGET,
+    override="EVIDENCIA_CLAUDE",
+    launched=["-p", PROMPT, "--output-format", "json"],
+    direct=["-p", PROMPT, "--output-format", "json", *DIRECT_FLAGS],
+    session_flag="--session-id",
+)
+CODEX = Subject(
+    runtime="codex",
+    label="Codex",
+    agent=CODEX_AGENT,
+    target=CODEX_TARGET,
+    override="EVIDENCIA_CODEX",
+    launched=[*CODEX_EXEC, PROMPT],
+    direct=[CODEX_EXEC[0], *CODEX_FLAGS, *CODEX_EXEC[1:], PROMPT],
+    session_flag=None,
+)
+
+
+def _selection(target: dict[str, Any]) -> dict[str, Any]:
+    """One question the local model answers (no for this prompt: the default target)."""
+    return {
+        "decision": {
+            "decisionId": "5b0e2c1d-46a4-4f8e-b1c3-9d2a7e6f0b15",
+            "question": {
+                "type": "boolean",
+                "instructions": "Does the task need deep reasoning?",
+            },
+            "rules": [{"effort": "max", "when": {"type": "boolean", "thresholds": {"true": 0.8}}}],
+        },
+        "steps": [],
+        "default": target,
+    }
 
 
 class ThreadReads(CallCounter):
@@ -156,9 +227,10 @@ class RequestLines(logging.Handler):
 
 @dataclass
 class Agent:
-    """Claude Code, its environment and the stand-in it asks."""
+    """The runtime's executable, its environment and the stand-in it asks."""
 
-    claude: str
+    subject: Subject
+    executable: str
     env: dict[str, str]
     model: Any
     work: Path
@@ -183,9 +255,11 @@ class Agent:
         return first
 
 
-def _claude() -> tuple[str, dict[str, str]]:
+def _installed(setup: str, *args: str) -> tuple[str, dict[str, str]]:
+    """The runtime's executable and environment, as `setup` (run in a subprocess, with
+    `args`) prints them."""
     done = subprocess.run(
-        [sys.executable, "-c", CLAUDE_SETUP],
+        [sys.executable, "-c", setup, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -193,7 +267,7 @@ def _claude() -> tuple[str, dict[str, str]]:
         timeout=900,
     )
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    return found["claude"], found["env"]
+    return found["executable"], found["env"]
 
 
 def _monotonic(moment: datetime, offset: float) -> float:
@@ -210,14 +284,15 @@ def _launched_run(
 ) -> dict[str, Any]:
     from shared.clients import db
 
+    subject = agent.subject
     env = {
         **agent.env,
         "EVIDENCIA_URL": host_url,
         "EVIDENCIA_TOKEN": seed.token,
-        "EVIDENCIA_CLAUDE": agent.claude,
+        subject.override: agent.executable,
     }
     command = [str(Path(sys.executable).with_name("evidencia")), "launch"]
-    command += ["--org", seed.org, "--agent", AGENT, "--", "-p", PROMPT, "--output-format", "json"]
+    command += ["--org", seed.org, "--agent", subject.agent, "--", *subject.launched]
     lines.lines.clear()
     reads.evaluation_writes.clear()
     started = time.monotonic()
@@ -229,9 +304,9 @@ def _launched_run(
     logged = next(ln for ln in seen if ln.path.endswith("/events"))
     source = next(ln for ln in seen if ln.path.endswith("/outcome-source"))
     seq = polls[0].path.rsplit("/", 1)[1]
-    evaluation = db().document(f"orgs/{seed.org}/agents/{AGENT}/evaluations/{seq}").get()
+    evaluation = db().document(f"orgs/{seed.org}/agents/{subject.agent}/evaluations/{seq}").get()
     stored = evaluation.to_dict() or {}
-    if stored.get("target", {}).get("runtime") != "claude-code":
+    if stored.get("target", {}).get("runtime") != subject.runtime:
         raise RuntimeError(f"evaluation {seq} froze {stored}")
     created = _monotonic(evaluation.create_time, lines.offset)
     frozen = _monotonic(evaluation.update_time, lines.offset)
@@ -259,8 +334,9 @@ def _launched_run(
 
 
 def _direct_run(agent: Agent) -> float:
-    command = [agent.claude, "-p", PROMPT, "--output-format", "json", *DIRECT_FLAGS]
-    command += ["--session-id", str(uuid.uuid4())]
+    command = [agent.executable, *agent.subject.direct]
+    if agent.subject.session_flag is not None:
+        command += [agent.subject.session_flag, str(uuid.uuid4())]
     return agent.first_request(time.monotonic(), command, agent.env)
 
 
@@ -268,11 +344,12 @@ def _ms(samples_s: list[float]) -> dict[str, float]:
     return summary([sample * 1000 for sample in samples_s])
 
 
-def _configure(seed: Seed, host_url: str) -> None:
+def _configure(seed: Seed, host_url: str, subject: Subject) -> None:
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {seed.token}"
-    agent = f"{host_url}/v1/orgs/{seed.org}/agents/{AGENT}"
-    session.put(f"{agent}/model-selection", json=SELECTION, timeout=30).raise_for_status()
+    agent = f"{host_url}/v1/orgs/{seed.org}/agents/{subject.agent}"
+    selection = _selection(subject.target)
+    session.put(f"{agent}/model-selection", json=selection, timeout=30).raise_for_status()
     session.put(
         f"{agent}/outcome-source",
         json={"projectId": seed.project_small, "agent": AGENT_NAME},
@@ -285,11 +362,54 @@ def launch_overhead(
 ) -> dict[str, Any]:
     """`pairs` launched and direct runs of Claude Code, in alternating order, after
     `WARM_UP` pairs left out; `quiet` waits for the host's trigger deliveries to end."""
+    return _overhead(CLAUDE, seed, host_url, quiet, pairs)
+
+
+def codex_launch_overhead(
+    seed: Seed, host_url: str, quiet: Callable[[], object], pairs: int = PAIRS
+) -> dict[str, Any]:
+    """The same for Codex, against the OpenAI Responses stand-in."""
+    return _overhead(CODEX, seed, host_url, quiet, pairs)
+
+
+def _model_stand_in(subject: Subject) -> Any:
+    """The stand-in the runtime asks, started."""
     from cli.anthropic_stand_in import AnthropicTestServer
+    from cli.openai_stand_in import OpenAITestServer
+
+    if subject is CODEX:
+        return OpenAITestServer().start()
+    return AnthropicTestServer().start()
+
+
+def _agent(subject: Subject, model: Any, folder: Path) -> Agent:
+    """The runtime installed, with an environment of its own under `folder`: its home and
+    where it works, the stand-in as its model."""
+    home, work = folder / "home", folder / "work"
+    home.mkdir()
+    work.mkdir()
+    if subject is CODEX:
+        codex, env = _installed(CODEX_SETUP, str(home), model.url)
+        return Agent(subject, codex, env, model, work)
+    claude, claude_env = _installed(CLAUDE_SETUP)
+    kept = {name: os.environ[name] for name in ("PATH", "LANG", "TZ") if name in os.environ}
+    env = {
+        **kept,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "ANTHROPIC_BASE_URL": model.url,
+        "NO_COLOR": "1",
+        **claude_env,
+    }
+    return Agent(subject, claude, env, model, work)
+
+
+def _overhead(
+    subject: Subject, seed: Seed, host_url: str, quiet: Callable[[], object], pairs: int
+) -> dict[str, Any]:
     from shared.clients import CHANNEL_INTERCEPTORS
     from shared.instance import instance, renew
 
-    claude, claude_env = _claude()
     reads = ThreadReads()
     offset = time.time() - time.monotonic()
     lines = RequestLines(reads, offset)
@@ -297,23 +417,11 @@ def launch_overhead(
     CHANNEL_INTERCEPTORS.append(reads)
     renew(instance().environ)
     logger.addHandler(lines)
-    model = AnthropicTestServer().start()
+    model = _model_stand_in(subject)
     try:
-        _configure(seed, host_url)
+        _configure(seed, host_url, subject)
         with tempfile.TemporaryDirectory(prefix="bench-launch-") as folder:
-            home, work = Path(folder) / "home", Path(folder) / "work"
-            home.mkdir()
-            work.mkdir()
-            kept = {name: os.environ[name] for name in ("PATH", "LANG", "TZ") if name in os.environ}
-            env = {
-                **kept,
-                "HOME": str(home),
-                "XDG_CONFIG_HOME": str(home / ".config"),
-                "ANTHROPIC_BASE_URL": model.url,
-                "NO_COLOR": "1",
-                **claude_env,
-            }
-            agent = Agent(claude, env, model, work)
+            agent = _agent(subject, model, Path(folder))
             direct: list[float] = []
             launched: list[dict[str, Any]] = []
             for index in range(WARM_UP + pairs):

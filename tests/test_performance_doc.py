@@ -51,3 +51,19 @@ def test_a_launcher_slower_than_a_second_beyond_its_gemini_call_is_not_met(
     (launch,) = [line for line in targets if line.startswith("- **`evidencia launch` adds")]
     assert "not met in this run" in launch
     assert "p50 1250 ms beyond the Gemini call" in launch
+
+
+def test_a_codex_launch_slower_than_a_second_beyond_its_gemini_call_is_not_met(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = json.loads(performance.RESULTS.read_text(encoding="utf-8"))
+    results["launch_codex"]["beyond_gemini"]["p50_ms"] = 1250.0
+    slower = tmp_path / "results.json"
+    slower.write_text(json.dumps(results), encoding="utf-8")
+    monkeypatch.setattr(performance, "RESULTS", slower)
+    page = performance.render()
+    targets = page.split("## Warm latency")[0].splitlines()
+    (launch,) = [line for line in targets if line.startswith("- **For Codex too")]
+    assert "not met in this run" in launch
+    assert "p50 1250 ms beyond the Gemini call" in launch
+    assert "| added beyond the Gemini call |" in page.split("## Launcher")[1]
