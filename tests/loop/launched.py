@@ -1,8 +1,8 @@
 """`evidencia launch` driven in this process against the local host, with the real coding
-agents behind recording wrappers: a script named `claude` / `gemini`, first on PATH, that
-writes its argv and the names of its environment variables, then runs the real CLI. Codex
-runs as a stand-in process (`codex`) that exports a real Codex CLI capture to the exporter
-its arguments name."""
+agents behind recording wrappers: a script named `claude` / `gemini` / `codex`, first on
+PATH, that writes its argv, the names of its environment variables and its pid, then runs
+the real CLI with no input on stdin. A Codex stand-in process (`codex-stand-in`) exports a
+real Codex CLI capture to the exporters its arguments name."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ import pytest
 from cli import launch
 from cli.anthropic_stand_in import AnthropicTestServer
 from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply
+from cli.openai_stand_in import OpenAITestServer
 from functions.outcomes.trials import arm_of
 from tests.agentconnect.conftest import AGENT, FIRST, selection_with
-from tests.agents import claude, gemini
+from tests.agents import claude, codex, gemini
 from tests.api import document, wait_for
 from tests.loop.linked import Loop
 
@@ -76,10 +77,11 @@ BOTH = ("agent:connect", "agent:psychologist")
 
 WRAPPER = """#!{python}
 import json, os, sys, time
-record = {{"argv": sys.argv[1:], "env": sorted(os.environ)}}
+record = {{"argv": sys.argv[1:], "env": sorted(os.environ), "pid": os.getpid()}}
 name = "{name}-%d.json" % time.time_ns()
 with open(os.path.join({records!r}, name), "w") as out:
     json.dump(record, out)
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 os.execv({real!r}, [{real!r}, *sys.argv[1:]])
 """
 CODEX_SAMPLES = Path(__file__).parents[1] / "telemetry_samples" / "codex"
@@ -99,14 +101,14 @@ for flag, setting in zip(args, args[1:]):
             with urllib.request.urlopen(request) as reply:
                 answers.append([url, reply.status, reply.read().decode()])
 record = {{"argv": args, "env": dict(os.environ), "answers": answers}}
-with open(os.path.join({records!r}, "codex-%d.json" % time.time_ns()), "w") as out:
+with open(os.path.join({records!r}, "codex-stand-in-%d.json" % time.time_ns()), "w") as out:
     json.dump(record, out)
 sys.exit(int(os.environ.get("CODEX_STAND_IN_EXIT", "0")))
 """
-"""Codex as far as the launcher sees it: it reads its `-c` settings as TOML, exports the real
-capture of a Codex CLI 0.171 run (`tests/telemetry_samples/codex`) to the logs and traces
-exporters they name, records its argv, environment and each exporter's answer, and exits
-with `CODEX_STAND_IN_EXIT`."""
+"""Codex as far as the launcher sees it, named by `EVIDENCIA_CODEX`: it reads its `-c`
+settings as TOML, exports the real capture of a Codex CLI 0.171 run
+(`tests/telemetry_samples/codex`) to the logs and traces exporters they name, records its
+argv, environment and each exporter's answer, and exits with `CODEX_STAND_IN_EXIT`."""
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +124,15 @@ def gemini_model() -> Iterator[GeminiTestServer]:
     """Gemini CLI's model: a stand-in of its own, apart from the one AgentConnect asks."""
     gemini.gemini_cli()
     server = GeminiTestServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def openai_model() -> Iterator[OpenAITestServer]:
+    """Codex CLI's model."""
+    codex.codex_cli()
+    server = OpenAITestServer().start()
     yield server
     server.stop()
 
@@ -155,6 +166,7 @@ class Launch:
     token: str
     claude_model: AnthropicTestServer
     gemini_model: GeminiTestServer
+    codex_model: OpenAITestServer
     home: Path
     records: Path
     bin: Path
@@ -173,6 +185,8 @@ class Launch:
             **claude.QUIET,
             "GEMINI_API_KEY": "stand-in-key",
             "GOOGLE_GEMINI_BASE_URL": self.gemini_model.url,
+            "CODEX_HOME": str(self.home),
+            codex.KEY_VARIABLE: codex.DUMMY_KEY,
             "NO_COLOR": "1",
             "EVIDENCIA_URL": self.loop.connect.api.base_url,
             "EVIDENCIA_TOKEN": self.token,
@@ -202,6 +216,10 @@ class Launch:
         )
         records = [json.loads(p.read_text()) for p in sorted(set(self.records.iterdir()) - before)]
         return Launched(code, stderr.getvalue(), session, records)
+
+    def codex_stand_in(self) -> None:
+        """Codex is the stand-in from now on."""
+        self.extra_env["EVIDENCIA_CODEX"] = str(self.bin / "codex-stand-in")
 
     def choose(self, selection: dict[str, Any]) -> None:
         """Configure the agent's selection anew."""
@@ -247,7 +265,7 @@ def session_exists(project: str, session_id: str) -> bool:
 
 
 def codex_stand_in(bin_dir: Path, records: Path) -> None:
-    script = bin_dir / "codex"
+    script = bin_dir / "codex-stand-in"
     script.write_text(
         CODEX_STAND_IN.format(
             python=sys.executable, records=str(records), samples=str(CODEX_SAMPLES)
@@ -281,6 +299,7 @@ def launcher(
     loop: Loop,
     anthropic: AnthropicTestServer,
     gemini_model: GeminiTestServer,
+    openai_model: OpenAITestServer,
     tmp_path: Path,
 ) -> Iterator[Launch]:
     """The launched selection configured and linked, the stand-ins reset, the wrappers on
@@ -295,13 +314,17 @@ def launcher(
     anthropic.reset()
     gemini_model.reset()
     gemini_model.respond_with(plain_text("Done."))
+    openai_model.reset()
     home, records, bin_dir, work = (tmp_path / name for name in ("home", "rec", "bin", "work"))
     for folder in (home, records, bin_dir, work):
         folder.mkdir()
     gemini.write_settings(home, None)
+    codex.write_config(home, openai_model.url, None)
     wrap(bin_dir, "claude", claude.ensure_installed(), records)
     wrap(bin_dir, "gemini", gemini.gemini_cli(), records)
+    wrap(bin_dir, "codex", codex.codex_cli(), records)
     codex_stand_in(bin_dir, records)
-    yield Launch(loop, token, anthropic, gemini_model, home, records, bin_dir, work)
+    yield Launch(loop, token, anthropic, gemini_model, openai_model, home, records, bin_dir, work)
+    openai_model.reset()
     gemini_model.reset()
     anthropic.reset()

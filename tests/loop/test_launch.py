@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import tomllib
 import uuid
 from dataclasses import replace
@@ -30,16 +32,18 @@ from tests.loop.launched import (
     CODEX_TARGET,
     GEMINI_TARGET,
     Launch,
+    Launched,
     anthropic,
     events_of,
     gemini_model,
     launcher,
+    openai_model,
     session_in,
 )
 from tests.loop.linked import key
 from tests.loop.tried import Tried
 
-__all__ = ["anthropic", "gemini_model", "launcher"]
+__all__ = ["anthropic", "gemini_model", "launcher", "openai_model"]
 
 SUGGESTION = "Add an explicit definition-of-done criterion to the instruction."
 
@@ -150,13 +154,120 @@ CODEX_CONVERSATION = "01a2437c-61b2-7ab2-b15d-3385bd131b8c"
 """The session Codex named itself in the capture the stand-in exports."""
 
 
+def test_codex_runs_as_chosen_with_the_treatment_suggestion_and_joins_the_launched_session(
+    launcher: Launch, tried: Tried
+) -> None:
+    """The real Codex CLI runs `exec` with the chosen model, effort and sandbox, the
+    suggestion among its developer messages; its own telemetry reaches the project through
+    the relay, in the launched session (not the one Codex names itself) under the linked
+    agent name, and the bearer is in neither its arguments nor its environment."""
+    launcher.choose(CODEX_LAUNCHED)
+    trial = tried.start_trial(share=0.5).json()["id"]
+    launcher.codex_model.run_command("echo checked")
+    launcher.codex_model.answer_text("Done.")
+    session = session_in("treatment", trial)
+
+    ran = launcher.run(
+        "",
+        title="deep fix",
+        session_id=session,
+        agent_args=("exec", "--json", "--skip-git-repo-check", "Fix the flaky test."),
+    )
+
+    assert ran.code == 0, ran.stderr
+    assert ran.argv[:5] == ["exec", "-m", CODEX_TARGET["model"], "-s", "workspace-write"]
+    assert ran.flag("-c") == 'model_reasoning_effort="high"'
+    assert not any(launcher.token in arg for arg in ran.argv), "the bearer is never in argv"
+    assert not {"EVIDENCIA_TOKEN", "OTEL_EXPORTER_OTLP_HEADERS"} & set(ran.records[0]["env"])
+    requests = launcher.codex_model.requests
+    assert len(requests) == 2
+    assert {(r.model, r.reasoning_effort) for r in requests} == {(CODEX_TARGET["model"], "high")}
+    assert all(any(SUGGESTION in text for text in r.texts("developer")) for r in requests)
+    [summary] = [line for line in ran.stderr.splitlines() if "by rule" in line]
+    assert "codex (gpt-5.5; effort high; -s workspace-write)" in summary
+    assert f"trial {trial} treatment" in summary
+
+    stored = launcher.session(session)
+    assert (stored["state"], stored["cause"]) == ("closed", None)
+    assert (stored["source"], stored["agents"]) == ("codex", ["dev-api"])
+    assert {"session.started", "tool.call", "model.chat"} <= {
+        e["type"] for e in events_of(launcher.loop.project, session)
+    }
+    conversation = requests[0].header("session-id")
+    assert conversation
+    assert not launcher.session_exists(conversation), "nothing under Codex's own id"
+
+
+def test_a_codex_control_session_gets_nothing_added_and_a_failing_run_ends_with_its_code(
+    launcher: Launch, tried: Tried
+) -> None:
+    """Refused every time (Codex 0.171 tries a turn six times), Codex exits 1."""
+    launcher.choose(CODEX_LAUNCHED)
+    trial = tried.start_trial(share=0.5).json()["id"]
+    launcher.codex_model.fail(times=10)
+
+    ran = launcher.run(
+        "",
+        title="deep fix",
+        session_id=session_in("control", trial),
+        agent_args=("exec", "--skip-git-repo-check", "Fix it."),
+    )
+
+    assert ran.code == 1, ran.stderr
+    assert not any("developer_instructions" in arg for arg in ran.argv)
+    requests = launcher.codex_model.requests
+    assert requests
+    assert not any(SUGGESTION in text for r in requests for text in r.texts("developer"))
+    stored = launcher.session(ran.session_id)
+    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "exit_code_1")
+
+
+def test_a_codex_run_killed_mid_turn_ends_closed_abnormally_by_the_signal(
+    launcher: Launch,
+) -> None:
+    launcher.choose(CODEX_LAUNCHED)
+    launcher.codex_model.run_command("sleep 60")
+    agent_args = ("exec", "--skip-git-repo-check", "Wait a while.")
+    ran: list[Launched] = []
+    running = threading.Thread(
+        target=lambda: ran.append(launcher.run("", title="deep wait", agent_args=agent_args))
+    )
+    running.start()
+    try:
+        wrapper = wait_for(lambda: next(launcher.records.glob("codex-*.json"), None), timeout=120)
+        wait_for(lambda: launcher.codex_model.requests, timeout=120)
+        wait_for(lambda: launcher.codex_model.reported, timeout=60)  # the command is running
+        [native] = children_of(json.loads(wrapper.read_text())["pid"])
+        os.kill(native, signal.SIGKILL)
+    finally:
+        running.join(timeout=120)
+    [killed] = ran
+    assert killed.code == 128 + signal.SIGKILL, killed.stderr
+    stored = launcher.session(killed.session_id)
+    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "signal_sigkill")
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (`codex` runs its native binary as a child)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 def test_codex_telemetry_joins_the_launched_session_through_the_relay_never_seeing_the_bearer(
     launcher: Launch, tried: Tried
 ) -> None:
-    """Codex names its own session and reads its exporters from its arguments only: the
-    stand-in exports a real Codex capture (logs, traces) to the exporters its `-c` settings
-    name; every record lands in the launched session under the linked agent name, none under
-    Codex's own id, and the bearer is in neither its arguments nor its environment."""
+    """The Codex stand-in exports a real Codex capture (logs and traces) to the exporters its
+    `-c` settings name: every record lands in the launched session under the linked agent
+    name, none under the id Codex named, and the bearer is in neither its arguments nor its
+    environment."""
+    launcher.codex_stand_in()
     launcher.choose(CODEX_LAUNCHED)
     trial = tried.start_trial(share=0.5).json()["id"]
     session = session_in("treatment", trial)
@@ -168,15 +279,12 @@ def test_codex_telemetry_joins_the_launched_session_through_the_relay_never_seei
     assert ran.code == 0, ran.stderr
     assert ran.argv[:5] == ["exec", "-m", "gpt-5.5", "-s", "workspace-write"]
     assert ran.argv[-2:] == ["--json", "Fix it."]
-    assert ran.flag("-c") == 'model_reasoning_effort="high"'
     assert f"developer_instructions={json.dumps(SUGGESTION)}" in ran.argv
     [record] = ran.records
     assert not any(launcher.token in arg for arg in ran.argv), "the bearer is never in argv"
     assert not any(launcher.token in value for value in record["env"].values())
     answers = [(url.rsplit("/", 2)[1:], status) for url, status, _ in record["answers"]]
     assert answers == [(["v1", "logs"], 200), (["v1", "traces"], 200)], "both went through"
-    [summary] = [line for line in ran.stderr.splitlines() if "by rule" in line]
-    assert "codex (gpt-5.5; effort high; -s workspace-write)" in summary
 
     stored = launcher.session(session)
     assert (stored["state"], stored["cause"], stored["agents"]) == ("closed", None, ["dev-api"])
@@ -184,26 +292,6 @@ def test_codex_telemetry_joins_the_launched_session_through_the_relay_never_seei
     assert len(events) > 1, "the relayed records, beside the launcher's session.started"
     assert all(e["agent"] == "dev-api" for e in events)
     assert not launcher.session_exists(CODEX_CONVERSATION), "nothing under Codex's own id"
-
-
-def test_a_codex_control_session_gets_no_suggestion_and_a_failing_run_ends_with_its_code(
-    launcher: Launch, tried: Tried
-) -> None:
-    launcher.choose(CODEX_LAUNCHED)
-    trial = tried.start_trial(share=0.5).json()["id"]
-    launcher.extra_env["CODEX_STAND_IN_EXIT"] = "3"
-
-    ran = launcher.run(
-        "",
-        title="deep fix",
-        session_id=session_in("control", trial),
-        agent_args=("exec", "Fix it."),
-    )
-
-    assert ran.code == 3, ran.stderr
-    assert not any("developer_instructions" in arg for arg in ran.argv)
-    stored = launcher.session(ran.session_id)
-    assert (stored["state"], stored["cause"]) == ("closed_abnormally", "exit_code_3")
 
 
 def test_an_argument_the_chosen_runtime_refuses_ends_the_session_and_runs_nothing(
