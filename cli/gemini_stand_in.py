@@ -73,6 +73,28 @@ pending or running for more than 48 hours expires):
 
 `batches` holds every batch by name; `reported_usage()` counts a batched request once its
 batch has reported its output.
+
+Embeddings (`EMBEDDING_MODELS`: gemini-embedding-001), as Google documents them:
+
+- `POST /v1beta/models/{model}:batchEmbedContents` takes `{requests: [{model, content:
+  {parts: [{text}]}, taskType, outputDimensionality}]}` and answers `{embeddings:
+  [{values}]}` in order; `:embedContent` takes one such request and answers `{embedding:
+  {values}}`. google-genai 3.6 sends batchEmbedContents on the Developer API even for one
+  text; on Vertex AI it sends `.../publishers/google/models/{model}:embedContent` for one
+  text and `:batchEmbedContents` for more, the options in `embedContentConfig`, and its
+  answers report `usageMetadata.promptTokenCount` (the Developer API's report none here).
+- A model that does not embed (a generate model, an unknown name) answers `404 NOT_FOUND`
+  as the generate path does; more than `EMBEDDING_BATCH_LIMIT` (100) requests in one
+  batch, an empty text, an unknown task type or a dimensionality outside 128 to 3,072
+  answer `400 INVALID_ARGUMENT` (the batch limit's message is Google's; the others' wording
+  is the stand-in's).
+- The values come from `cli.meaning`, a stand-in for meaning, not a model of it:
+  paraphrases of one failure lie near each other and different failures apart, and the
+  task type changes nothing. They are the model's full 3,072 values cut to the
+  dimensionality asked, so, as Google says of gemini-embedding-001, only the full size is
+  unit length and a smaller one is for the caller to normalise.
+- Every embedding request is recorded in `embedding_requests`; `fail_embedding()` scripts
+  the next ones' errors as `fail()` scripts a generate call's.
 """
 
 from __future__ import annotations
@@ -90,7 +112,7 @@ from http import HTTPStatus
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
-from cli import stand_in
+from cli import meaning, stand_in
 from cli.stand_in import Request, StandIn, shared_prefix, tokens_of
 from shared.models import PROFILES, Backend, Control, ModelProfile
 
@@ -103,6 +125,13 @@ _VERTEX = re.compile(
 )
 _BATCH_CREATE = re.compile(r"^/(v1beta|v1)/models/(?P<model>[^/:]+):batchGenerateContent$")
 _BATCH = re.compile(r"^/(v1beta|v1)/batches/(?P<id>[^/:]+)(?P<cancel>:cancel)?$")
+_EMBED = re.compile(
+    r"^/(v1beta|v1)/models/(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)$"
+)
+_VERTEX_EMBED = re.compile(
+    r"^/(v1beta1|v1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
+    r"(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)$"
+)
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -577,6 +606,9 @@ class GeminiTestServer(StandIn):
     """Scripted answers of side requests by purpose (`PURPOSES`), apart from the main
     queue: a research support check, a coding agent's router or next-speaker check."""
     batch_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    embedding_requests: list[EmbeddingRequest] = field(default_factory=list)
+    """Every embedContent and batchEmbedContents request, answered or refused, in order."""
+    embedding_failures: deque[Reply] = field(default_factory=deque)
 
     # scripting -----------------------------------------------------------------
     def answer_json(self, data: Any, **kwargs: Any) -> None:
@@ -707,6 +739,8 @@ class GeminiTestServer(StandIn):
             self.failing_batches.clear()
             for queue in self.side_replies.values():
                 queue.clear()
+            self.embedding_requests.clear()
+            self.embedding_failures.clear()
 
     def reported_usage(self) -> dict[str, int]:
         """The usage every answer so far reported, added up as Evidencia stores it:
@@ -964,6 +998,42 @@ class GeminiTestServer(StandIn):
             batch.deleted = True
         return Answered(200, b"{}")
 
+    # embeddings ----------------------------------------------------------------
+    def fail_embedding(self, status: int, times: int = 1, message: str = "") -> None:
+        """The next `times` embedding requests that pass the model's checks answer this
+        error with Google's status string; a 429 carries a per-minute quota's
+        `QuotaFailure` and a 1 s `RetryInfo`."""
+        quota = status == HTTPStatus.TOO_MANY_REQUESTS
+        details = quota_details("minute", 1) if quota else None
+        text = message or ("You exceeded your current quota." if quota else "failed")
+        with self.lock:
+            self.embedding_failures.extend(
+                Reply(status=status, message=text, details=details) for _ in range(times)
+            )
+
+    def answer_embedding(self, request: Request) -> Answered | None:
+        """The answer to an embedContent or batchEmbedContents request (None: another path)."""
+        developer = _EMBED.match(request.path)
+        match = developer or _VERTEX_EMBED.match(request.path)
+        if request.method != "POST" or match is None:
+            return None
+        model, method = match.group("model"), match.group("method")
+        backend = Backend.DEVELOPER if developer else Backend.VERTEX
+        items = embedding_items(request.json_body(), method)
+        recorded = EmbeddingRequest(model, method, backend, items)
+        answered = embedding_refusal(model, method, items)
+        with self.lock:
+            self.embedding_requests.append(recorded)
+            scripted = answered is None and bool(self.embedding_failures)
+            failure = self.embedding_failures.popleft() if scripted else None
+        if failure is not None:
+            body = error_body(failure.status, failure.message, failure.details)
+            answered = Answered(failure.status, body)
+        if answered is None:
+            answered = json_body(embedding_answer(model, method, items, backend))
+        recorded.status = answered.status
+        return answered
+
     # serving -------------------------------------------------------------------
     def unknown(self, _request: Request) -> Answered:
         return Answered(404, error_body(404, "unknown path"))
@@ -987,6 +1057,9 @@ class GeminiTestServer(StandIn):
         if path == "/token":
             token = {"access_token": "stand-in-token", "expires_in": 3600}
             return Answered(200, json.dumps(token).encode())
+        embedded = self.answer_embedding(request)
+        if embedded is not None:
+            return embedded
         create, batch = _BATCH_CREATE.match(path), _BATCH.match(path)
         if create is not None:
             return self.create_batch(create.group("model"), raw, request.headers)
@@ -1010,6 +1083,143 @@ class GeminiTestServer(StandIn):
             answered = streamed(answered, sse=parse_qs(request.query).get("alt") == ["sse"])
         recorded.sent, recorded.status = answered.body, answered.status
         return answered
+
+
+EMBEDDING_MODELS = {"gemini-embedding-001": 3072}
+"""Models that embed, with the number of values they answer unasked (Google's models page:
+gemini-embedding-001, 128 to 3,072 values, 768, 1,536 and 3,072 recommended)."""
+EMBEDDING_DIMENSIONS = range(128, 3072 + 1)
+EMBEDDING_BATCH_LIMIT = 100
+"""The most requests one batchEmbedContents call takes (Google answers 400 past it)."""
+EMBEDDING_TASK_TYPES = frozenset(
+    {
+        "TASK_TYPE_UNSPECIFIED",
+        "RETRIEVAL_QUERY",
+        "RETRIEVAL_DOCUMENT",
+        "SEMANTIC_SIMILARITY",
+        "CLASSIFICATION",
+        "CLUSTERING",
+        "QUESTION_ANSWERING",
+        "FACT_VERIFICATION",
+        "CODE_RETRIEVAL_QUERY",
+    }
+)
+"""The `TaskType` values Google's API reference lists."""
+
+
+@dataclass
+class EmbeddingRequest:
+    """One embedContent or batchEmbedContents request as it arrived (for tests to read)."""
+
+    model: str
+    method: str
+    """`embedContent` or `batchEmbedContents`."""
+    backend: Backend
+    items: list[dict[str, Any]]
+    """Its single embedding requests: a batch's `requests`, else the body itself."""
+    status: int = 0
+    """The HTTP status answered."""
+
+    @property
+    def texts(self) -> list[str]:
+        return [embedding_text(item) for item in self.items]
+
+    @property
+    def task_types(self) -> list[Any]:
+        return [embedding_option(item, "taskType") for item in self.items]
+
+    @property
+    def dimensions(self) -> list[Any]:
+        return [embedding_option(item, "outputDimensionality") for item in self.items]
+
+
+def embedding_items(body: dict[str, Any], method: str) -> list[dict[str, Any]]:
+    """The single embedding requests a body holds: a batch's `requests`, else the body."""
+    if method != "batchEmbedContents":
+        return [body]
+    return [item for item in body.get("requests") or [] if isinstance(item, dict)]
+
+
+def embedding_text(item: dict[str, Any]) -> str:
+    """The text one embedding request asks about: its content's text parts, joined."""
+    parts = (field_of(item, "content") or {}).get("parts") or []
+    return "".join(part.get("text", "") for part in parts if isinstance(part, dict))
+
+
+def embedding_option(item: dict[str, Any], name: str) -> Any:
+    """An option of one embedding request: at its top (what google-genai sends the
+    Developer API) or in `embedContentConfig` (Vertex AI, and the API's newer form)."""
+    value = field_of(item, name)
+    config = field_of(item, "embedContentConfig") or {}
+    return value if value is not None else field_of(config, name)
+
+
+def embedding_problem(model: str, index: int, item: dict[str, Any]) -> str | None:
+    """Why one embedding request of a batch is refused, in words; None when it is not."""
+    where = f"BatchEmbedContentsRequest.requests[{index}]"
+    named = field_of(item, "model")
+    if named is not None and str(named).removeprefix("models/") != model:
+        return f"* {where}.model: the model must match the batch's models/{model}\n"
+    if not embedding_text(item).strip():
+        return f"* {where}.content: the text to embed must not be empty\n"
+    task = embedding_option(item, "taskType")
+    if task is not None and task not in EMBEDDING_TASK_TYPES:
+        return f"Invalid value at '{where}.task_type' (type.googleapis.com/TaskType), \"{task}\""
+    size = embedding_option(item, "outputDimensionality")
+    if size is not None and int(size) not in EMBEDDING_DIMENSIONS:
+        return (
+            f"* {where}.output_dimensionality: must be {EMBEDDING_DIMENSIONS.start} to "
+            f"{EMBEDDING_DIMENSIONS.stop - 1} for models/{model}, got {size}\n"
+        )
+    return None
+
+
+def embedding_refusal(model: str, method: str, items: list[dict[str, Any]]) -> Answered | None:
+    """The error Google answers before embedding anything: 404 for a model that does not
+    embed, 400 for too many requests in a batch or for a request it refuses."""
+    if model not in EMBEDDING_MODELS:
+        return not_found(model, method)
+    if len(items) > EMBEDDING_BATCH_LIMIT:
+        message = (
+            "* BatchEmbedContentsRequest.requests: at most "
+            f"{EMBEDDING_BATCH_LIMIT} requests can be in one batch\n"
+        )
+        return Answered(400, error_body(400, message))
+    if not items:
+        return Answered(400, error_body(400, "* BatchEmbedContentsRequest.requests: required\n"))
+    for index, item in enumerate(items):
+        problem = embedding_problem(model, index, item)
+        if problem is not None:
+            return Answered(400, error_body(400, problem))
+    return None
+
+
+def embedding_values(model: str, item: dict[str, Any]) -> list[float]:
+    """The values answered for one request: the meaning stand-in's vector at the model's
+    full size, cut to the dimensionality asked (so only the full size is unit length)."""
+    full = meaning.embedding(embedding_text(item), EMBEDDING_MODELS[model])
+    size = embedding_option(item, "outputDimensionality")
+    return full[: int(size)] if size is not None else full
+
+
+def embedding_answer(
+    model: str, method: str, items: list[dict[str, Any]], backend: Backend
+) -> dict[str, Any]:
+    """`{embedding: {values}}` for embedContent, `{embeddings: [{values}]}` for a batch;
+    Vertex AI's answers also count the texts' tokens in `usageMetadata`."""
+    embeddings = [{"values": embedding_values(model, item)} for item in items]
+    body: dict[str, Any] = (
+        {"embedding": embeddings[0]} if method == "embedContent" else {"embeddings": embeddings}
+    )
+    if backend == Backend.VERTEX:
+        tokens = sum(tokens_of(embedding_text(item)) for item in items)
+        body["usageMetadata"] = {"promptTokenCount": tokens, "totalTokenCount": tokens}
+    return body
+
+
+def json_body(payload: dict[str, Any]) -> Answered:
+    """A `200` with this JSON body."""
+    return Answered(200, json.dumps(payload).encode())
 
 
 def is_support_check(recorded: Recorded) -> bool:
