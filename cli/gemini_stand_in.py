@@ -1268,6 +1268,35 @@ class Purpose:
     default: Callable[[Recorded], Reply]
 
 
+def psychologist_summary(recorded: Recorded) -> Reply:
+    """A session's summary as a model that reads the prompt gives it: of the events shown of
+    the session's agent (the `Session:` header's), the task cites the first, the ending
+    the last, the failure the first tool error (null when none is shown)."""
+    header = re.search(r"^Session: (.*)$", recorded.prompt, re.MULTILINE)
+    agent = json.loads(header.group(1)).get("agent") if header else None
+    events = list(fenced_lines(recorded.prompt, "session_events"))
+    shown = [event for event in events if event["agent"] == agent] or events
+    errors = [event for event in shown if event["type"] == "tool.error"]
+    first, last = shown[0], shown[-1]
+    failure = None
+    if errors:
+        tool = (errors[0].get("data") or {}).get("tool", "a tool")
+        failure = {"text": f"A call to {tool} failed.", "eventIds": [errors[0]["id"]]}
+    summary = {
+        "task": {
+            "text": f"The agent worked on {first.get('taskId', 'its task')}.",
+            "eventIds": [first["id"]],
+        },
+        "ending": {
+            "text": f"The session ended after a {last['type']} event.",
+            "eventIds": [last["id"]],
+        },
+        "failure": failure,
+    }
+    return Reply(text=json.dumps(summary))
+
+
+PSYCHOLOGIST_SUMMARY = "psychologist_summary"
 SUPPORT_CHECK = "support_check"
 PURPOSES: tuple[Purpose, ...] = (
     Purpose(
@@ -1301,6 +1330,8 @@ PURPOSES: tuple[Purpose, ...] = (
         lambda recorded: recorded.prompt.startswith("Summarize the user's primary intent"),
         lambda _recorded: Reply(text="Stand-in session"),
     ),
+    # A Psychologist normal end's summary (its own call, over the log's compact view).
+    Purpose(PSYCHOLOGIST_SUMMARY, asks_for("task", "ending", "failure"), psychologist_summary),
 )
 """Side requests by purpose, tried in order before the main queue."""
 
