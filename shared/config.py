@@ -54,6 +54,16 @@ def _positive(env: Environ, name: str, default: float, why: str) -> float:
     return value
 
 
+EMBEDDING_MODEL = "gemini-embedding-001"
+"""The patterns' embedding model: Google's text embedding model, which takes a task type
+(CLUSTERING here) as a parameter; gemini-embedding-2, the newer multimodal one, wants the
+task written into the text instead. Read 2026-12-05:
+https://ai.google.dev/gemini-api/docs/embeddings ("for text-only use cases,
+gemini-embedding-001 remains available") and
+https://ai.google.dev/gemini-api/docs/models/gemini-embedding-001 (128 to 3,072 values,
+768, 1,536 and 3,072 recommended)."""
+EMBEDDING_SIZES = range(128, 3072 + 1)
+
 MAX_ACTIVE_RUNS = 1_000
 MAX_EVIDENCE_ITEMS = 20_000
 """The conversation document keeps every item's revision: 20,000 of them take about
@@ -134,6 +144,12 @@ class Settings:
     psychologist_call_seconds: float
     psychologist_lease_seconds: int
     psychologist_hypothesis_retention_days: int
+    psychologist_embedding_model: str
+    """`PSYCHOLOGIST_EMBEDDING_MODEL`: the model that embeds ended sessions' failure
+    sentences for the patterns (`EMBEDDING_MODEL` by default)."""
+    psychologist_embedding_dimensions: int
+    """`PSYCHOLOGIST_EMBEDDING_DIMENSIONS`: how many values each of those vectors keeps
+    (768 by default: Google recommends it, a quarter of the 3,072 to store and compare)."""
     psychologist_project_token_budget: int
     psychologist_effect_window_days: int
     psychologist_gemini_batch: bool
@@ -246,6 +262,16 @@ def _kept(env: Environ, name: str, default: int) -> int:
     return _at_least(env, name, default, 1, "below it what is written has expired already")
 
 
+def _embedding_dimensions(env: Environ, name: str, default: int) -> int:
+    size = _int(env, name, default)
+    if size not in EMBEDDING_SIZES:
+        raise ValueError(
+            f"{name} must be {EMBEDDING_SIZES.start} to {EMBEDDING_SIZES.stop - 1} (what "
+            f"{EMBEDDING_MODEL} answers), got {size}"
+        )
+    return size
+
+
 def _flow_model(env: Environ, name: str, default: str) -> str:
     """A flow's model: its own setting, else `GEMINI_MODEL`, else the flow's default."""
     return env.get(name) or env.get("GEMINI_MODEL") or default
@@ -310,6 +336,10 @@ def _read(env: Environ) -> Settings:
         psychologist_lease_seconds=_lease(env, "PSYCHOLOGIST_LEASE_SECONDS", 480),
         psychologist_hypothesis_retention_days=_kept(
             env, "PSYCHOLOGIST_HYPOTHESIS_RETENTION_DAYS", 90
+        ),
+        psychologist_embedding_model=env.get("PSYCHOLOGIST_EMBEDDING_MODEL") or EMBEDDING_MODEL,
+        psychologist_embedding_dimensions=_embedding_dimensions(
+            env, "PSYCHOLOGIST_EMBEDDING_DIMENSIONS", 768
         ),
         psychologist_project_token_budget=_at_least_one(
             env, "PSYCHOLOGIST_PROJECT_TOKEN_BUDGET", 20_000_000, "analysis fails budget_exhausted"

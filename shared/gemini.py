@@ -9,18 +9,24 @@ exponential backoff from `GEMINI_INITIAL_DELAY_S`; no try starts, or waits, past
 deadline, and a per-day quota or a configuration error (400, 403, 404) is not tried again.
 The answer is returned parsed but unchecked: callers validate it against the schema and
 against what is stored, because model output is untrusted.
+
+`embed` asks the embedding model the same way (the same tries, deadline and failures), a
+hundred texts a call, and returns unit-length vectors for clustering.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 
 import tenacity
 from google.auth import exceptions as auth_exceptions
@@ -40,6 +46,7 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 parameter) is a configuration error that a retry cannot fix."""
 MAX_BACKOFF_S = 30.0
 DETAIL_LIMIT = 600
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -288,25 +295,17 @@ class _OutOfTime(tenacity.stop.stop_base):
         return self.pacing(retry_state) >= _remaining_s(self.deadline)
 
 
-def _call(
-    model: str,
-    prompt: str,
-    request_config: types.GenerateContentConfig,
-    deadline: datetime | None,
-) -> types.GenerateContentResponse:
-    """One answer from Gemini, tried as the settings and the deadline allow."""
+def _tried(attempt: Callable[[int], T], deadline: datetime | None) -> T:
+    """`attempt(timeout_ms)` tried as the settings and the deadline allow: each try's
+    timeout ends by the deadline, and no try starts, or waits, past it."""
     config = settings()
     pacing = _Pacing(config.gemini_initial_delay_s)
 
-    def attempt() -> types.GenerateContentResponse:
+    def bounded() -> T:
         remaining = _remaining_s(deadline)
         if remaining <= 0:
             raise TimeoutError("the job's deadline passed before Gemini answered")
-        timeout_ms = max(int(min(config.gemini_timeout_ms, remaining * 1000)), 1)
-        bounded = request_config.model_copy(
-            update={"http_options": types.HttpOptions(timeout=timeout_ms)}
-        )
-        return gemini().models.generate_content(model=model, contents=prompt, config=bounded)
+        return attempt(max(int(min(config.gemini_timeout_ms, remaining * 1000)), 1))
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(config.gemini_attempts) | _OutOfTime(pacing, deadline),
@@ -314,8 +313,25 @@ def _call(
         retry=tenacity.retry_if_exception(_retryable),
         reraise=True,
     )
-    response: types.GenerateContentResponse = retrying(attempt)
-    return response
+    answer: T = retrying(bounded)
+    return answer
+
+
+def _call(
+    model: str,
+    prompt: str,
+    request_config: types.GenerateContentConfig,
+    deadline: datetime | None,
+) -> types.GenerateContentResponse:
+    """One answer from Gemini, tried as the settings and the deadline allow."""
+
+    def attempt(timeout_ms: int) -> types.GenerateContentResponse:
+        bounded = request_config.model_copy(
+            update={"http_options": types.HttpOptions(timeout=timeout_ms)}
+        )
+        return gemini().models.generate_content(model=model, contents=prompt, config=bounded)
+
+    return _tried(attempt, deadline)
 
 
 def _request_config(
@@ -588,3 +604,120 @@ def cancel_batch(name: str) -> None:
         gemini().batches.cancel(name=name)
     except _batch_faults() as error:
         raise _batch_fault("the batch could not be cancelled", error) from error
+
+
+EMBEDDING_TASK = "CLUSTERING"
+"""The task type the patterns' sentences are embedded for: Google's task types tune a
+vector to its use, and CLUSTERING is the one for grouping texts by similarity
+(https://ai.google.dev/gemini-api/docs/embeddings, "Supported task types")."""
+EMBEDDING_BATCH_LIMIT = 100
+"""The most texts one batchEmbedContents call takes: Google answers more with 400 "at most
+100 requests can be in one batch". Each text is read up to 2,048 tokens (the model page,
+https://ai.google.dev/gemini-api/docs/models/gemini-embedding-001); Google's announcement
+(https://developers.googleblog.com/en/gemini-embedding-available-gemini-api/) prices the
+model at $0.15 per million input tokens, and nothing for the vectors."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Texts embedded: one unit-length vector per text, in order, and what they cost."""
+
+    vectors: list[list[float]]
+    tokens: int
+    """The texts' input tokens, as Gemini reported them, else estimated."""
+    tokens_estimated: bool
+    """Gemini reported no count for some texts (the Developer API reports none): those
+    are counted at about four characters a token (`estimate_tokens`)."""
+    model: str
+
+
+@contextmanager
+def _classified(what: str) -> Iterator[None]:
+    """Every failure of a Gemini call inside, raised as a `GeminiError` saying `what` failed."""
+    try:
+        yield
+    except errors.APIError as error:
+        detail = f"{what}: {refusal_of(error).describe()}"[:DETAIL_LIMIT]
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail) from error
+    except TimeoutError as error:
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, f"{what}: {error}") from error
+    except auth_exceptions.GoogleAuthError as error:
+        detail = scrub(f"{what}: Gemini's credentials could not be used: {error}")
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail[:DETAIL_LIMIT]) from error
+    except _transport_errors() as error:
+        detail = f"{what}: Gemini was not reached: {type(error).__name__}"
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail) from error
+    except ValueError as error:
+        # As for generate_content: a 200 whose body is not the response the library expects.
+        detail = f"{what}: Gemini's response could not be read: {type(error).__name__}"
+        raise GeminiError(ProviderFailure.PROVIDER_UNAVAILABLE, detail) from error
+
+
+def _embedded_batch(
+    model: str, size: int, texts: list[str], deadline: datetime | None
+) -> types.EmbedContentResponse:
+    """One call's embeddings of up to `EMBEDDING_BATCH_LIMIT` texts, tried as the settings
+    and the deadline allow (google-genai sends batchEmbedContents on the Developer API,
+    and embedContent for one text on Vertex AI)."""
+
+    def attempt(timeout_ms: int) -> types.EmbedContentResponse:
+        config = types.EmbedContentConfig(
+            task_type=EMBEDDING_TASK,
+            output_dimensionality=size,
+            http_options=types.HttpOptions(timeout=timeout_ms),
+        )
+        return gemini().models.embed_content(model=model, contents=list(texts), config=config)
+
+    return _tried(attempt, deadline)
+
+
+def _unit_vectors(response: types.EmbedContentResponse, count: int, size: int) -> list[list[float]]:
+    """The response's vectors scaled to unit length: Google normalises only the full 3,072
+    values of gemini-embedding-001, and asks callers to normalise a smaller size
+    (https://ai.google.dev/gemini-api/docs/embeddings, "Ensuring quality for smaller
+    dimensions"). A response of another shape is `INVALID_OUTPUT`."""
+
+    def invalid(detail: str) -> GeminiError:
+        return GeminiError(ProviderFailure.INVALID_OUTPUT, f"Gemini's embeddings {detail}")
+
+    embeddings = response.embeddings or []
+    if len(embeddings) != count:
+        raise invalid(f"number {len(embeddings)} for {count} texts")
+    vectors = []
+    for embedding in embeddings:
+        values = embedding.values or []
+        if len(values) != size:
+            raise invalid(f"have {len(values)} values where {size} were asked for")
+        length = math.hypot(*values)
+        if not length:
+            raise invalid("include a vector of zeros, which has no direction")
+        vectors.append([value / length for value in values])
+    return vectors
+
+
+def _reported_tokens(response: types.EmbedContentResponse) -> int | None:
+    usage = response.usage_metadata
+    return usage.prompt_token_count if usage is not None else None
+
+
+def embed(texts: list[str], *, deadline: datetime | None = None) -> Embedded:
+    """`texts` embedded for clustering with the configured model and size
+    (`PSYCHOLOGIST_EMBEDDING_MODEL`, `PSYCHOLOGIST_EMBEDDING_DIMENSIONS`), in calls of at
+    most `EMBEDDING_BATCH_LIMIT` texts, each tried as the generate calls are and within
+    `deadline`; every failure is a classified `GeminiError` (an empty text is refused by
+    Gemini: `PROVIDER_UNAVAILABLE`)."""
+    config = settings()
+    if not config.gemini_configured:
+        raise GeminiError(ProviderFailure.NOT_CONFIGURED, "no Gemini credentials are configured")
+    model, size = config.psychologist_embedding_model, config.psychologist_embedding_dimensions
+    vectors: list[list[float]] = []
+    tokens, estimated = 0, False
+    for start in range(0, len(texts), EMBEDDING_BATCH_LIMIT):
+        batch = texts[start : start + EMBEDDING_BATCH_LIMIT]
+        with _classified(f"embedding texts {start + 1} to {start + len(batch)}"):
+            response = _embedded_batch(model, size, batch, deadline)
+        vectors.extend(_unit_vectors(response, len(batch), size))
+        reported = _reported_tokens(response)
+        tokens += sum(map(estimate_tokens, batch)) if reported is None else reported
+        estimated = estimated or reported is None
+    return Embedded(vectors, tokens, estimated, model)
