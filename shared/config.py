@@ -54,6 +54,14 @@ def _positive(env: Environ, name: str, default: float, why: str) -> float:
     return value
 
 
+SUMMARY_MODEL = "gemini-2.5-flash-lite"
+"""A normal end's summary model: the cheapest Gemini text model served, $0.10 input and
+$0.40 output per million tokens (half that through the Batch API), against $0.25 and $1.50
+for Gemini 3.1 Flash-Lite and $0.30 and $2.50 for 3.5 Flash-Lite. It takes structured
+output, and it was kept when 2.5 Flash and Pro were shut down (available "until further
+notice"). Prices: https://ai.google.dev/gemini-api/docs/pricing (read 2026-10-07);
+shutdowns: https://ai.google.dev/gemini-api/docs/deprecations."""
+
 EMBEDDING_MODEL = "gemini-embedding-001"
 """The patterns' embedding model: Google's text embedding model, which takes a task type
 (CLUSTERING here) as a parameter; gemini-embedding-2, the newer multimodal one, wants the
@@ -153,9 +161,17 @@ class Settings:
     psychologist_project_token_budget: int
     psychologist_effect_window_days: int
     psychologist_gemini_batch: bool
-    """`PSYCHOLOGIST_GEMINI_BATCH`: `auto` (True) sends an abnormal end's analysis to
-    Gemini's Batch API where the backend takes one; `off` always asks the standard way."""
+    """`PSYCHOLOGIST_GEMINI_BATCH`: `auto` (True) sends an abnormal end's analysis and a
+    normal end's summary to Gemini's Batch API where the backend takes one; `off` always
+    asks the standard way."""
     psychologist_batch_deadline_s: int
+    psychologist_summary_model: str
+    """`PSYCHOLOGIST_SUMMARY_MODEL`: the model a normal end's summary is asked of
+    (`SUMMARY_MODEL` by default); `GEMINI_MODEL` does not set it, since it is chosen for
+    its price."""
+    psychologist_normal_end_summaries: bool
+    """`PSYCHOLOGIST_NORMAL_END_SUMMARIES`: `on` (True) asks the summary model to summarise
+    every normal end; `off` stores its summary as not summarised (`summaries_off`)."""
     schedule_interval_s: float
     """How often the local host runs the sweeps (Cloud Scheduler's job in production): often
     enough that an abnormal end's analysis, collected from the Batch API by the sweep, is
@@ -354,6 +370,8 @@ def _read(env: Environ) -> Settings:
             _batch_deadline_default(_kept(env, "PSYCHOLOGIST_EVENT_RETENTION_HOURS", 24)),
             "batch falls back before it is read",
         ),
+        psychologist_summary_model=env.get("PSYCHOLOGIST_SUMMARY_MODEL") or SUMMARY_MODEL,
+        psychologist_normal_end_summaries=_switch(env, "PSYCHOLOGIST_NORMAL_END_SUMMARIES"),
         schedule_interval_s=_float(env, "SCHEDULE_INTERVAL_S", 5.0),
         delivery_probe_s=_positive(env, "DELIVERY_PROBE_S", 10.0, "the probe's event needs time"),
         agentconnect_raw_text_limit=_bounded(

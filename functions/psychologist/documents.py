@@ -328,8 +328,91 @@ class Finding(Proposal):
     terminationAnalysis: TerminationFinding | None
 
 
+class ClaimFinding(TypedDict):
+    """One claim of a summary as Gemini proposes it: a sentence and the events it cites."""
+
+    text: str
+    eventIds: list[str]
+
+
+class SummaryFinding(TypedDict):
+    """A session's summary as Gemini proposes it (`schemas/psychologist/model_summary.json`)."""
+
+    task: ClaimFinding
+    ending: ClaimFinding
+    failure: ClaimFinding | None
+    """None: the session shows no failure."""
+
+
 class ModelOutput(TypedDict):
     hypotheses: list[Finding]
+    summary: NotRequired[SummaryFinding | None]
+    """Asked of the single or combining call; null in a call over one part of a log."""
+
+
+class SummaryStatus(StrEnum):
+    SUMMARISED = "summarised"
+    NOT_SUMMARISED = "not_summarised"
+    """Left out (over budget, an empty log, a failed call): still counted as ended."""
+
+
+class SummarySource(StrEnum):
+    ANALYSIS = "analysis"
+    """Given by an abnormal end's analysis, in the same Gemini call as its hypotheses."""
+    SUMMARY = "summary"
+    """Asked of the summary model in a call of its own: a normal end's."""
+
+
+class NotSummarised(StrEnum):
+    """Why an ended session has no summary (`reason`); a failed call's is `failed: <code>`."""
+
+    OVER_BUDGET = "over_budget"
+    EMPTY_LOG = "empty_log"
+    SWITCHED_OFF = "summaries_off"
+    """`PSYCHOLOGIST_NORMAL_END_SUMMARIES=off`: a normal end is not asked about."""
+
+
+class SummaryClaim(TypedDict):
+    text: str
+    event_ids: list[str]
+
+
+class RefusedClaim(TypedDict):
+    claim: str
+    """`task`, `ending` or `failure`."""
+    reason: str
+
+
+class SummaryUsage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+class Summary(TypedDict):
+    """`projects/{p}/summaries/{session}`: one per ended session, written once by its end's
+    analysis. A claim whose citations the session's record contradicts is refused: it is
+    None here and its reason is in `refused`; `failure` is None with no refusal when the
+    session shows no failure."""
+
+    session_id: str
+    agent: str
+    """The session's agent: the one that emitted the most events."""
+    ended_at: datetime
+    state: SessionState
+    status: SummaryStatus
+    reason: str | None
+    """Why it was not summarised: `over_budget`, `empty_log` or `failed: <code>`."""
+    task: SummaryClaim | None
+    ending: SummaryClaim | None
+    failure: SummaryClaim | None
+    refused: list[RefusedClaim]
+    model: str | None
+    """The model asked, when one was."""
+    source: SummarySource
+    usage: SummaryUsage
+    """The tokens of the call it came in (an analysis's call also counts them)."""
+    created_at: datetime
+    expires_at: datetime
 
 
 class TerminationAnalysis(TypedDict):

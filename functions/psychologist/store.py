@@ -13,6 +13,8 @@ projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies o
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
 projects/{p}/outcomes/{s}-{a}                 an ended session's outcome for one agent
                                               (functions/outcomes/store.py)
+projects/{p}/summaries/{s}                    an ended session's summary: its task, ending and
+                                              main failure, or why it has none
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from shared.store import collection, document
 
 PROJECTS = "projects"
 ANALYSES = "analyses"
+SUMMARIES = "summaries"
 
 
 def session_ref(project_id: str, session_id: str) -> firestore.DocumentReference:
@@ -50,6 +53,14 @@ def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReferen
 
 def hypotheses(project_id: str) -> firestore.CollectionReference:
     return collection(PROJECTS, project_id, "hypotheses")
+
+
+def summaries(project_id: str) -> firestore.CollectionReference:
+    return collection(PROJECTS, project_id, SUMMARIES)
+
+
+def summary_ref(project_id: str, session_id: str) -> firestore.DocumentReference:
+    return document(PROJECTS, project_id, SUMMARIES, session_id)
 
 
 def spend(project_id: str) -> Spend:
