@@ -1,5 +1,6 @@
-"""Analyses waiting on a Gemini batch: the sweep asks Gemini where each stands and
-resumes the ones whose batch has ended.
+"""Analyses waiting on a Gemini batch (an abnormal end's chunk calls, or a normal end's
+summary call): the sweep asks Gemini where each stands and resumes the ones whose batch
+has ended.
 
 A batch that succeeded is finished from its answers with the same checks and settling
 as a standard call's; one that failed, was cancelled or expired, one with a request that
@@ -81,7 +82,7 @@ def poll(ref: firestore.DocumentReference) -> bool:
     now = utcnow()
     fallback: str | None = None
     try:
-        status: BatchStatus | None = batch_status(name, worker.model_output())
+        status: BatchStatus | None = batch_status(name, worker.asked_for(analysis).output)
     except GeminiError as error:
         if now < deadline:
             logs.warning("A batch could not be read; asking again later", cause=error.detail)

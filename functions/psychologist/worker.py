@@ -4,6 +4,11 @@ Triggered by the creation of `projects/{p}/analyses/{a}`. The claim moves the an
 `queued` → `processing` in a transaction, so a duplicated delivery does nothing; the
 hypotheses and the final status are written in one transaction that first checks the
 analysis is still this worker's.
+
+An end's analysis also leaves the session's summary (`projects/{p}/summaries/{s}`): an
+abnormal end's from the analysis's own call that sees the whole log, a normal end's from
+a call of its own to the summary model over the log's compact view. A session left out
+(over budget, an empty log, a failed call) is stored as not summarised, with the reason.
 """
 
 from __future__ import annotations
@@ -22,7 +27,13 @@ from google.cloud import firestore
 
 from functions.outcomes import store as outcome_store
 from functions.psychologist import store
-from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
+from functions.psychologist.checks import (
+    CheckedSummary,
+    SessionFacts,
+    checked_summary,
+    output_issues,
+    reasons_to_reject,
+)
 from functions.psychologist.documents import (
     NO_BATCH,
     Analysis,
@@ -37,20 +48,28 @@ from functions.psychologist.documents import (
     HypothesisStatus,
     ModelCallRecord,
     ModelOutput,
+    NotSummarised,
     Outcome,
     Rejected,
     Session,
     SessionState,
     Signal,
     Spent,
+    Summary,
+    SummaryFinding,
+    SummarySource,
+    SummaryStatus,
 )
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.prompts import (
-    SYSTEM,
+    SUMMARY_PHASE,
     InputTooLargeError,
     ModelCall,
     analysis_calls,
     combine_call,
+    compact_view,
+    session_agent,
+    summary_call,
 )
 from functions.psychologist.signals import (
     every_signal,
@@ -80,7 +99,7 @@ from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
 from shared.spend import TokenUsage
 from shared.store import Changes, as_stored, read_all, read_as, stream_as, writable
-from shared.validation import Schema, load_schema
+from shared.validation import Schema, inlined, load_schema
 
 REJECTION_BYTES = 16 * 1024
 """The most one stored rejection's proposal occupies; a larger one keeps its start."""
@@ -146,6 +165,15 @@ class AnalysisWork:
     """What became of its batch, when it had or wanted one."""
     batch_answers: list[JsonAnswer | GeminiError] | None = None
     """The batch's answers, one per chunk call, when it resumes from a finished batch."""
+    summarised: CheckedSummary | None = None
+    """The session's summary as checked, once a call gave one."""
+    summary_found: SummaryFinding | None = None
+    """The summary as the analysis's call that sees the whole log proposed it."""
+    summary_call: ModelCallRecord | None = None
+    """The call the summary was asked in, answered or not."""
+    summary_model: str | None = None
+    summary_failure: str | None = None
+    """Why the session is not summarised when the analysis itself did not fail."""
 
     @property
     def usage(self) -> TokenUsage:
@@ -168,14 +196,54 @@ class AnalysisWork:
         }
 
 
+SUMMARY_SCHEMA = "psychologist/model_summary"
+END_TRIGGERS = frozenset({AnalysisTrigger.ABNORMAL_END, AnalysisTrigger.SESSION_END})
+"""The analyses an end queues: each leaves the session's summary."""
+
+
 @cache
 def gemini_output_schema() -> Schema:
-    return model_schema(load_schema("psychologist/model_output"))
+    """An analysis's answer as Gemini is asked for it: its summary required (null over a
+    part of a log), which the published schema leaves optional, so that an answer without
+    one still gives its hypotheses (and leaves the session not summarised)."""
+    schema: Schema = model_schema(inlined(load_schema("psychologist/model_output")))
+    return {**schema, "required": [*schema["required"], "summary"]}
+
+
+@cache
+def summary_output_schema() -> Schema:
+    return model_schema(inlined(load_schema(SUMMARY_SCHEMA)))
 
 
 def parse_output(data: Any) -> ModelOutput:
     """Output that passed the published schema, in its typed shape."""
     return parse_strictly(ModelOutput, data)
+
+
+SUMMARY_OUTPUT = Output(1_024, 1_024, least_thinking=True)
+"""A summary is three sentences and their event ids, at the least thinking."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """How a kind of call is asked: the model, its answer's schema, what it may write."""
+
+    model: str
+    schema: Schema
+    output: Output
+
+
+def analysis_asked() -> Asked:
+    return Asked(settings().psychologist_model, gemini_output_schema(), model_output())
+
+
+def summary_asked() -> Asked:
+    return Asked(settings().psychologist_summary_model, summary_output_schema(), SUMMARY_OUTPUT)
+
+
+def asked_for(analysis: Analysis) -> Asked:
+    """How the analysis's calls are asked: a normal end's is its summary call."""
+    return summary_asked() if only_counts(analysis) else analysis_asked()
 
 
 def claim(params: Mapping[str, str]) -> tuple[Claim, AnalysisWork] | None:
@@ -208,20 +276,24 @@ def model_output() -> Output:
     return Output(config.psychologist_output_token_limit, config.psychologist_thinking_tokens)
 
 
-def _ask(call: ModelCall, work: AnalysisWork, deadline: datetime) -> list[Finding]:
-    """The hypotheses Gemini proposes for one call; its token use goes on the work."""
+def _reply(call: ModelCall, asked: Asked, deadline: datetime) -> JsonAnswer | GeminiError:
+    """Gemini's answer to one call, or why there is none."""
     try:
-        reply = generate_json(
-            model=settings().psychologist_model,
-            system=SYSTEM,
+        return generate_json(
+            model=asked.model,
+            system=call.system,
             prompt=call.text,
-            schema=gemini_output_schema(),
-            output=model_output(),
+            schema=asked.schema,
+            output=asked.output,
             deadline=deadline,
         )
     except GeminiError as error:
-        return _answered(call, work, error)
-    return _answered(call, work, reply)
+        return error
+
+
+def _ask(call: ModelCall, work: AnalysisWork, deadline: datetime) -> list[Finding]:
+    """The hypotheses Gemini proposes for one call; its token use goes on the work."""
+    return _answered(call, work, _reply(call, analysis_asked(), deadline))
 
 
 def _answered(
@@ -229,35 +301,47 @@ def _answered(
 ) -> list[Finding]:
     """The hypotheses of one call's answer, however it was asked; its token use goes on
     the work."""
+    record = _record(work, call, reply.usage, reply.model_version)
+    if call.summarises:
+        work.summary_call, work.summary_model = record, settings().psychologist_model
     if isinstance(reply, GeminiError):
-        _record(work, call, reply.usage, reply.model_version)
         raise AnalysisFailedError(reply.kind.value, reply.detail) from reply
-    _record(work, call, reply.usage, reply.model_version)
     problems = output_issues(reply.data)
     if problems:
-        work.rejected.append(
-            {
-                "phase": call.phase,
-                "hypothesis": {"output": reply.text[:2000]},
-                "reasons": problems[:20],
-            }
-        )
+        _reject_output(work, call, reply, problems)
         raise AnalysisFailedError(AnalysisFailure.INVALID_OUTPUT, problems[0])
-    return parse_output(reply.data)["hypotheses"]
+    output = parse_output(reply.data)
+    if call.summarises:
+        work.summary_found = output.get("summary")
+    return output["hypotheses"]
 
 
-def _record(work: AnalysisWork, call: ModelCall, usage: Usage, model_version: str | None) -> None:
-    work.calls.append(
+def _reject_output(
+    work: AnalysisWork, call: ModelCall, reply: JsonAnswer, problems: list[str]
+) -> None:
+    work.rejected.append(
         {
             "phase": call.phase,
-            "modelVersion": model_version,
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-            "cachedTokens": usage.cached_tokens,
-            "thoughtTokens": usage.thought_tokens,
-            "estimatedInputTokens": call.estimated_tokens,
+            "hypothesis": {"output": reply.text[:2000]},
+            "reasons": problems[:20],
         }
     )
+
+
+def _record(
+    work: AnalysisWork, call: ModelCall, usage: Usage, model_version: str | None
+) -> ModelCallRecord:
+    record: ModelCallRecord = {
+        "phase": call.phase,
+        "modelVersion": model_version,
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cachedTokens": usage.cached_tokens,
+        "thoughtTokens": usage.thought_tokens,
+        "estimatedInputTokens": call.estimated_tokens,
+    }
+    work.calls.append(record)
+    return record
 
 
 def _unfinishable(calls: list[ModelCall], deadline: datetime) -> str | None:
@@ -329,8 +413,8 @@ def _checked(
 
 
 def only_counts(analysis: Analysis) -> bool:
-    """Whether the analysis only counts its log's signals and asks no model: a normal
-    end's, queued so that every ended session leaves outcomes."""
+    """Whether the analysis only counts its log's signals and asks for no hypothesis: a
+    normal end's, queued so that every ended session leaves outcomes (and a summary)."""
     return analysis["trigger"] == AnalysisTrigger.SESSION_END
 
 
@@ -350,9 +434,55 @@ def produce(claimed: Claim, work: AnalysisWork) -> AnalysisWork:
     work.signal_kinds = kinds_by_event(every)
     work.agent_events = Counter(event["agent"] for event in events)
     if only_counts(analysis):
-        return work
+        return _summarised_apart(claimed, work, session, events)
     work.failure = _refusal(analysis["project_id"])
     return work if work.failure else _asked(claimed, work, session, events)
+
+
+def _summarised_apart(
+    claimed: Claim, work: AnalysisWork, session: Session, events: list[Event]
+) -> AnalysisWork:
+    """A normal end's summary, asked of the summary model over the compact view of its
+    log (through the Batch API when batches are on). It never fails the analysis, which
+    only counts: a summary it cannot have says why on the session's summary."""
+    if not settings().psychologist_normal_end_summaries:
+        work.summary_failure = NotSummarised.SWITCHED_OFF
+        return work
+    refused = _refusal(as_stored(claimed.job, Analysis)["project_id"])
+    if refused:
+        work.summary_failure = not_summarised_because(refused)
+        return work
+    call, asked = summary_call(session, work.signals, events), summary_asked()
+    if work.batch_answers is not None and len(work.batch_answers) != 1:
+        work.batch_answers = None
+        work.batch = _fallen_back(work, "the batch did not answer its one request")
+    if _batch_wanted(claimed, work) and _submitted(claimed, asked, [call], work):
+        return work
+    answers = work.batch_answers
+    reply = answers[0] if answers else _reply(call, asked, claimed.deadline)
+    work.summary_call = _record(work, call, reply.usage, reply.model_version)
+    work.summary_model = asked.model
+    if isinstance(reply, GeminiError):
+        work.summary_failure = not_summarised_because(reply.kind.value)
+        return work
+    problems = output_issues(reply.data, SUMMARY_SCHEMA)
+    if problems:
+        _reject_output(work, call, reply, problems)
+        work.summary_failure = not_summarised_because(AnalysisFailure.INVALID_OUTPUT)
+        return work
+    agent_by_event = {event["id"]: event["agent"] for event in events}
+    found = parse_strictly(SummaryFinding, reply.data)
+    work.summarised = checked_summary(found, session_agent(events) or "", agent_by_event)
+    return work
+
+
+def not_summarised_because(code: str) -> str:
+    """The summary's `reason` for an analysis's or a summary call's failure code."""
+    if code == AnalysisFailure.BUDGET_EXHAUSTED:
+        return NotSummarised.OVER_BUDGET
+    if code == AnalysisFailure.SESSION_EMPTY:
+        return NotSummarised.EMPTY_LOG
+    return f"failed: {code}"
 
 
 def _asked(
@@ -379,14 +509,13 @@ def _asked(
     if work.batch_answers is not None and len(work.batch_answers) != len(calls):
         work.batch_answers = None
         work.batch = _fallen_back(work, "the log changed while its batch ran")
-    if _batch_wanted(claimed, work) and _submitted(claimed, calls, work):
+    if _batch_wanted(claimed, work) and _submitted(claimed, analysis_asked(), calls, work):
         return work
+    summarising = as_stored(claimed.job, Analysis)["trigger"] in END_TRIGGERS
     try:
         findings = _chunk_findings(calls, facts, work, claimed.deadline)
-        if len(calls) > 1 and findings:
-            by_id = {event["id"]: event for event in events}
-            shown = sorted({i for h in findings for i in h["evidenceEventIds"]})
-            final = combine_call(session, work.signals, findings, [by_id[i] for i in shown])
+        if len(calls) > 1 and (findings or summarising):
+            final = _combine(session, work, findings, events, summarising)
             findings = _checked(_ask(final, work, claimed.deadline), facts, final.phase, work)
     except AnalysisFailedError as failure:
         work.failure, work.cause = failure.code, failure.cause
@@ -394,24 +523,46 @@ def _asked(
     work.accepted = findings
     cited = {event_id for h in findings for event_id in h["evidenceEventIds"]}
     work.cited_events = {event["id"]: event for event in events if event["id"] in cited}
+    if work.summary_found is not None:
+        agent = session_agent(events) or ""
+        work.summarised = checked_summary(work.summary_found, agent, facts.agent_by_event)
     return work
 
 
+def _combine(
+    session: Session,
+    work: AnalysisWork,
+    findings: list[Finding],
+    events: list[Event],
+    summarising: bool,
+) -> ModelCall:
+    """The call that merges the chunks' hypotheses; shown, when the session's summary is
+    wanted, the log's compact view too."""
+    by_id = {event["id"]: event for event in events}
+    cited = [by_id[i] for i in sorted({i for h in findings for i in h["evidenceEventIds"]})]
+    context = compact_view(events) if summarising else []
+    budget = settings().psychologist_input_token_budget
+    agent = session_agent(events)
+    return combine_call(session, work.signals, findings, cited, context, budget, agent)
+
+
 def _batch_wanted(claimed: Claim, work: AnalysisWork) -> bool:
-    """Whether this analysis's chunk calls go to the Batch API: an abnormal end's, which
-    nobody waits on, when batches are on and it has not had one yet."""
+    """Whether this analysis's calls go to the Batch API: an end's (an abnormal end's
+    chunk calls, a normal end's summary call), which nobody waits on, when batches are on
+    and it has not had one yet."""
     analysis = as_stored(claimed.job, Analysis)
     return (
         settings().psychologist_gemini_batch
-        and analysis["trigger"] == AnalysisTrigger.ABNORMAL_END
+        and analysis["trigger"] in END_TRIGGERS
         and "batch" not in analysis
         and work.batch is None
     )
 
 
-def _submitted(claimed: Claim, calls: list[ModelCall], work: AnalysisWork) -> bool:
-    """Submit the chunk calls as one batch; False (and why, on the work) when this backend
-    cannot take one or Gemini refused it, and the calls are made the standard way."""
+def _submitted(claimed: Claim, asked: Asked, calls: list[ModelCall], work: AnalysisWork) -> bool:
+    """Submit the calls (all with one system instruction) as one batch; False (and why, on
+    the work) when this backend cannot take one or Gemini refused it, and the calls are
+    made the standard way."""
     now = utcnow()
     unavailable = batch_unavailable()
     if unavailable is not None:
@@ -419,11 +570,11 @@ def _submitted(claimed: Claim, calls: list[ModelCall], work: AnalysisWork) -> bo
         return False
     try:
         work.submitted = submit_batch(
-            model=settings().psychologist_model,
-            system=SYSTEM,
+            model=asked.model,
+            system=calls[0].system,
             prompts=[call.text for call in calls],
-            schema=gemini_output_schema(),
-            output=model_output(),
+            schema=asked.schema,
+            output=asked.output,
             name=f"analysis-{claimed.ref.id}",
         )
     except GeminiError as error:
@@ -514,9 +665,16 @@ def session_outcomes(
     analysis: Analysis, session: Session, work: AnalysisWork, stored: list[Hypothesis]
 ) -> list[Outcome]:
     """One outcome per agent of an ended session's log: what outlives the log for
-    measuring, later, whether an accepted suggestion changed how the agent's sessions go."""
+    measuring, later, whether an accepted suggestion changed how the agent's sessions go.
+    Its model versions are the hypotheses' provenance: a normal end's summary call is not."""
     now = utcnow()
-    versions = sorted({call["modelVersion"] for call in work.calls if call["modelVersion"]})
+    versions = sorted(
+        {
+            call["modelVersion"]
+            for call in work.calls
+            if call["modelVersion"] and call["phase"] != SUMMARY_PHASE
+        }
+    )
     abnormal = session["state"] == SessionState.CLOSED_ABNORMALLY
     return [
         {
@@ -662,6 +820,58 @@ def plan_finish(
     return FinishPlan(AnalysisStatus.COMPLETED, completed, stored, outcomes)
 
 
+NO_SUMMARY = "no_summary"
+"""The code of an analysis's answer that gave no summary."""
+
+
+def session_summary(analysis: Analysis, work: AnalysisWork, now: datetime) -> Summary | None:
+    """The session's summary when the analysis is its end's: summarised, each claim kept
+    or refused, or not summarised and why."""
+    session = work.session
+    if (
+        analysis["trigger"] not in END_TRIGGERS
+        or session is None
+        or session["state"] == SessionState.OPEN
+    ):
+        return None
+    checked, call = work.summarised, work.summary_call
+    source = SummarySource.SUMMARY if only_counts(analysis) else SummarySource.ANALYSIS
+    return {
+        "session_id": analysis["session_id"],
+        "agent": _main_agent(work, session),
+        "ended_at": session.get("ended_at") or now,
+        "state": session["state"],
+        "status": SummaryStatus.NOT_SUMMARISED if checked is None else SummaryStatus.SUMMARISED,
+        "reason": _why_not_summarised(work) if checked is None else None,
+        "task": None if checked is None else checked.task,
+        "ending": None if checked is None else checked.ending,
+        "failure": None if checked is None else checked.failure,
+        "refused": [] if checked is None else checked.refused,
+        "model": work.summary_model,
+        "source": source,
+        "usage": {
+            "input_tokens": call["inputTokens"] if call else 0,
+            "output_tokens": call["outputTokens"] if call else 0,
+        },
+        "created_at": now,
+        "expires_at": now + timedelta(days=settings().psychologist_hypothesis_retention_days),
+    }
+
+
+def _main_agent(work: AnalysisWork, session: Session) -> str:
+    """The agent with the most events in the log; the session's first when none is left."""
+    counted = work.agent_events.most_common(1)
+    if counted:
+        return counted[0][0]
+    return next(iter(session.get("agents") or []), "")
+
+
+def _why_not_summarised(work: AnalysisWork) -> str:
+    if work.summary_failure:
+        return work.summary_failure
+    return not_summarised_because(work.failure or NO_SUMMARY)
+
+
 def parked(work: AnalysisWork, now: datetime) -> Changes:
     """An analysis left waiting on its batch: still processing, its lease past the batch's
     deadline (the sweep polls it, and ends it stuck only if nothing did), and polled at
@@ -689,6 +899,8 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
         else []
     )
     decided = plan_finish(analysis, work, stored, utcnow())
+    summary = session_summary(analysis, work, utcnow())
+    summary_ref = store.summary_ref(project_id, analysis["session_id"])
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
         for each in decided.outcomes:
@@ -708,7 +920,20 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
         tokens = work.usage["input_tokens"] + work.usage["output_tokens"]
         store.spend(project_id).count(transaction, analysis["id"], tokens)
 
-    return jobs.settle(claimed, write, {"usage": work.usage}, always=count_tokens)
+    def summarise(transaction: firestore.Transaction, snapshots: Snapshots) -> None:
+        """The session's one summary: the first written stays, so a retried job changes
+        nothing; written whatever became of the claim, so the session is counted."""
+        if summary is not None and not snapshots[summary_ref.path].exists:
+            transaction.set(summary_ref, writable(summary))
+
+    return jobs.settle(
+        claimed,
+        write,
+        {"usage": work.usage},
+        refs=[summary_ref],
+        always=count_tokens,
+        always_reading=summarise,
+    )
 
 
 def _park(claimed: Claim, work: AnalysisWork) -> Settled:

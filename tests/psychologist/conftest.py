@@ -13,7 +13,7 @@ from ulid import ULID
 from functions.psychologist import store
 from functions.psychologist.telemetry.event_index import ENTRY, Generation, Indexed, id_key
 from shared.retention import to_micros
-from tests.api import Api, World, wait_for
+from tests.api import Api, Configure, World, wait_for
 
 CAPABILITY = ("agent:psychologist",)
 
@@ -155,3 +155,10 @@ def psy(world: World, api: Api) -> Psychologist:
         viewer=world.user(project, "vic", "viewer", capabilities=CAPABILITY),
         admin=world.user(project, "ada", "admin", capabilities=CAPABILITY),
     )
+
+
+@pytest.fixture(autouse=True)
+def normal_ends_unsummarised(configure: Configure) -> None:
+    """A normal end asks the summary model nothing here, so that each test counts only
+    the Gemini calls it is about; `tests/psychologist/test_summaries.py` turns it on."""
+    configure(PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
