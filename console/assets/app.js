@@ -7,11 +7,21 @@ import * as calibration from "./calibration.js";
 import * as evaluations from "./evaluations.js";
 import * as home from "./home.js";
 import * as hypotheses from "./hypotheses.js";
+import * as patterns from "./patterns.js";
 import * as research from "./research.js";
 import * as selection from "./selection.js";
 import * as sessions from "./sessions.js";
 
-const VIEWS = { home, hypotheses, sessions, research, evaluations, selection, calibration };
+const VIEWS = {
+  home,
+  hypotheses,
+  patterns,
+  sessions,
+  research,
+  evaluations,
+  selection,
+  calibration,
+};
 
 function route() {
   const [path, query] = window.location.hash.replace(/^#\/?/, "").split("?");

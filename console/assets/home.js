@@ -86,6 +86,7 @@ function projectCard(project) {
       { class: "links" },
       link("sessions", params, "Sessions"),
       link("hypotheses", params, "Hypotheses"),
+      link("patterns", params, "Patterns"),
       link("calibration", params, "Calibration"),
     ),
   );
@@ -161,7 +162,7 @@ function workspaceCard(workspace) {
 }
 
 const SECTIONS = [
-  ["project", "Projects", projectCard, "Psychologist: sessions, hypotheses and trials."],
+  ["project", "Projects", projectCard, "Psychologist: sessions, hypotheses, patterns and trials."],
   ["org", "Orgs", orgCard, "AgentConnect: agents, their model evaluations and reports."],
   ["workspace", "Workspaces", workspaceCard, "Research: answers beside their evidence."],
 ];

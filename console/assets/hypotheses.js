@@ -2,6 +2,7 @@
 
 import { TENANT_ID, call, get, post } from "./api.js";
 import { agentNamed, homeData, nameOf } from "./home.js";
+import { citedEvent, citedEvents } from "./audit.js";
 import { MIN_DECIDED } from "./calibration.js";
 import { madeBy } from "./provenance.js";
 import {
@@ -12,7 +13,6 @@ import {
   h,
   idInput,
   input,
-  json,
   loading,
   more,
   problem,
@@ -28,7 +28,6 @@ const STATUSES = [
   ["accepted", "Accepted"],
   ["dismissed", "Dismissed"],
 ];
-const AUDIT_BATCH = 100;
 
 export async function render(main, params, navigate) {
   const form = queryForm(
@@ -78,7 +77,7 @@ async function showPage(results, params, pageToken) {
     (op) => op.method === "POST" && op.path.endsWith("/decision"),
   );
   const [events, models, latest, effects, calibrations] = await Promise.all([
-    citedEvents(params.project, page.body),
+    citedEventsOf(params.project, page.body),
     modelsOf(params.project, page.body),
     latestDecisions(params.project, page.body),
     effectsOf(params.project, page.body),
@@ -114,38 +113,15 @@ function roleLine(access, decide) {
     : `${role} You may read, not decide. ${decide?.reason ?? "The API offers no decision."}`;
 }
 
-// The cited events of a page, read through the audit endpoint: one call per session and
-// hundred ids. Missing means expired or never stored; a failed read is shown per event.
-async function citedEvents(project, hypotheses) {
-  const bySession = new Map();
-  for (const hypothesis of hypotheses) {
-    const ids = bySession.get(hypothesis.sessionId) ?? new Set();
-    hypothesis.evidenceEventIds.forEach((id) => ids.add(id));
-    bySession.set(hypothesis.sessionId, ids);
-  }
-  const reads = [];
-  for (const [sessionId, ids] of bySession) {
-    const all = [...ids];
-    for (let start = 0; start < all.length; start += AUDIT_BATCH) {
-      const batch = all.slice(start, start + AUDIT_BATCH);
-      const path = projectPath(project, `/sessions/${encodeURIComponent(sessionId)}/events`);
-      reads.push(
-        get(path, { ids: batch.join(",") }).then(
-          (reply) => ({ sessionId, found: reply.body.events, missing: reply.body.missing }),
-          (error) => ({ sessionId, found: [], missing: [], failed: batch, error }),
-        ),
-      );
-    }
-  }
-  const events = new Map();
-  for (const read of await Promise.all(reads)) {
-    read.found.forEach((event) => events.set(`${read.sessionId}/${event.id}`, { event }));
-    read.missing.forEach((id) => events.set(`${read.sessionId}/${id}`, { missing: true }));
-    (read.failed ?? []).forEach((id) =>
-      events.set(`${read.sessionId}/${id}`, { error: read.error }),
-    );
-  }
-  return events;
+// The cited events of a page, read through the audit endpoint (`audit.js`).
+function citedEventsOf(project, hypotheses) {
+  return citedEvents(
+    project,
+    hypotheses.map((hypothesis) => ({
+      sessionId: hypothesis.sessionId,
+      eventIds: hypothesis.evidenceEventIds,
+    })),
+  );
 }
 
 // The model behind each hypothesis, from the analysis that proposed it: one read per
@@ -654,58 +630,6 @@ function card(
     trialPanel(params, hypothesis, effects.get(hypothesis.id), decide, reload),
     decision(params, hypothesis, decide, reload),
     history(params, hypothesis, latest.get(hypothesis.id)?.decisions),
-  );
-}
-
-function citedEvent(id, found) {
-  if (!found || found.missing) {
-    return h(
-      "li",
-      { class: "event missing", dataset: { eventId: id } },
-      h("code", {}, id),
-      " — missing or expired",
-    );
-  }
-  if (found.error) {
-    return h(
-      "li",
-      { class: "event failed", dataset: { eventId: id } },
-      h("code", {}, id),
-      problem(found.error),
-    );
-  }
-  const { event } = found;
-  return h(
-    "li",
-    { class: "event", dataset: { eventId: id } },
-    h(
-      "p",
-      {},
-      h("strong", {}, event.type),
-      ` by ${event.agent}`,
-      event.taskId ? ` · task ${event.taskId}` : "",
-      " · ",
-      when(event.at),
-    ),
-    h("p", { class: "event-id" }, h("code", {}, id)),
-    spanOf(event),
-    event.data === undefined ? null : json(event.data),
-  );
-}
-
-// An event received as an OpenTelemetry span names the span it came from.
-function spanOf(event) {
-  const span = event.data?.span;
-  if (!span || typeof span !== "object") return null;
-  return h(
-    "p",
-    { class: "span" },
-    "from span ",
-    h("strong", {}, String(span.name ?? "")),
-    ` (${span.status ?? "unset"}, ${span.durationMs ?? "?"} ms) · span `,
-    h("code", {}, String(span.spanId ?? "")),
-    " of trace ",
-    h("code", {}, String(span.traceId ?? "")),
   );
 }
 
