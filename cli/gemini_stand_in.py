@@ -1268,10 +1268,39 @@ class Purpose:
     default: Callable[[Recorded], Reply]
 
 
+def is_pattern_label(recorded: Recorded) -> bool:
+    return "<pattern_members>" in recorded.prompt
+
+
+def pattern_label(recorded: Recorded) -> Reply:
+    """A pattern's label citing the most central member shown, as a model would answer:
+    its failure sentence is the title and the claim, with the events its summary cites."""
+    shown = list(fenced_lines(recorded.prompt, "pattern_members")) or [
+        {"sessionId": "none", "failure": "No member was shown.", "eventIds": []}
+    ]
+    central = shown[0]
+    label = {
+        "title": central["failure"][:80],
+        "description": central["failure"],
+        "sugestao": f"Before you act, check for this: {central['failure']}",
+        "evidence": [
+            {
+                "sessionId": member["sessionId"],
+                "eventIds": member["eventIds"][:3],
+                "claim": member["failure"],
+            }
+            for member in shown[:3]
+            if member["eventIds"]
+        ],
+    }
+    return Reply(text=json.dumps(label))
+
+
 def psychologist_summary(recorded: Recorded) -> Reply:
     """A session's summary as a model that reads the prompt gives it: of the events shown of
     the session's agent (the `Session:` header's), the task cites the first, the ending
-    the last, the failure the first tool error (null when none is shown). With no event
+    the last, the failure the first tool error, in the error's own words where it gives
+    them (null when none is shown). With no event
     shown, its claims cite an event named `none`, which a check refuses."""
     header = re.search(r"^Session: (.*)$", recorded.prompt, re.MULTILINE)
     agent = json.loads(header.group(1)).get("agent") if header else None
@@ -1282,8 +1311,10 @@ def psychologist_summary(recorded: Recorded) -> Reply:
     first, last = shown[0], shown[-1]
     failure = None
     if errors:
-        tool = (errors[0].get("data") or {}).get("tool", "a tool")
-        failure = {"text": f"A call to {tool} failed.", "eventIds": [errors[0]["id"]]}
+        data = errors[0].get("data") or {}
+        said = data.get("error") if isinstance(data.get("error"), str) else None
+        text = said or f"A call to {data.get('tool', 'a tool')} failed."
+        failure = {"text": text, "eventIds": [errors[0]["id"]]}
     summary = {
         "task": {
             "text": f"The agent worked on {first.get('taskId', 'its task')}.",
@@ -1300,7 +1331,9 @@ def psychologist_summary(recorded: Recorded) -> Reply:
 
 PSYCHOLOGIST_SUMMARY = "psychologist_summary"
 SUPPORT_CHECK = "support_check"
+PATTERN_LABEL = "pattern_label"
 PURPOSES: tuple[Purpose, ...] = (
+    Purpose(PATTERN_LABEL, is_pattern_label, pattern_label),
     Purpose(
         SUPPORT_CHECK,
         is_support_check,

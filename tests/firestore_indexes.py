@@ -57,14 +57,19 @@ class Shape:
     """The completed order without the final `__name__`."""
     contains: frozenset[str] = frozenset()
     """The equality fields filtered by array membership."""
+    nearest: tuple[str, int] | None = None
+    """A nearest-neighbour query's vector field and the query vector's dimension."""
 
     def __str__(self) -> str:
         scope = "collection group" if self.group else "collection"
         order = ", ".join(f"{field} {direction}" for field, direction in self.order)
         arrays = f" (array membership on {sorted(self.contains)})" if self.contains else ""
+        nearest = (
+            f", nearest by {self.nearest[0]} ({self.nearest[1]} dimensions)" if self.nearest else ""
+        )
         return (
             f"{scope} {self.collection}: equal on {sorted(self.equalities) or 'nothing'}"
-            f"{arrays}, ordered by {order or 'nothing'}"
+            f"{arrays}, ordered by {order or 'nothing'}{nearest}"
         )
 
 
@@ -98,7 +103,23 @@ def shape_of(query: StructuredQuery) -> Shape:
     )
     order += [(field, direction) for field in unordered]
     order = [(field, way) for field, way in order if field != NAME]
-    return Shape(source.collection_id, source.all_descendants, equalities, tuple(order), contains)
+    return Shape(
+        source.collection_id,
+        source.all_descendants,
+        equalities,
+        tuple(order),
+        contains,
+        _nearest(query),
+    )
+
+
+def _nearest(query: StructuredQuery) -> tuple[str, int] | None:
+    """A `find_nearest` query's vector field and dimension: it needs a vector index."""
+    if not StructuredQuery.pb(query).HasField("find_nearest"):
+        return None
+    nearest = query.find_nearest
+    values = nearest.query_vector.map_value.fields["value"].array_value.values
+    return nearest.vector_field.field_path, len(values)
 
 
 @dataclass(frozen=True)
@@ -123,8 +144,10 @@ class Indexes:
         fields = [*shape.equalities, *(field for field, _ in shape.order)]
         if any((shape.collection, field) in self.exempt for field in fields):
             return None
-        if not shape.group and (
-            not shape.order or (not shape.equalities and len(shape.order) == 1)
+        if (
+            shape.nearest is None
+            and not shape.group
+            and (not shape.order or (not shape.equalities and len(shape.order) == 1))
         ):
             return []
         scope = "COLLECTION_GROUP" if shape.group else "COLLECTION"
@@ -135,6 +158,8 @@ class Indexes:
 def _serves(index: dict[str, Any], shape: Shape, scope: str) -> bool:
     if index["collectionGroup"] != shape.collection or index["queryScope"] != scope:
         return False
+    if shape.nearest is not None:
+        return _serves_nearest(index, shape)
     fields = [(f["fieldPath"], f.get("order")) for f in index["fields"]]
     equal = len(shape.equalities)
     arrays = {f["fieldPath"] for f in index["fields"] if f.get("arrayConfig") == "CONTAINS"}
@@ -143,6 +168,20 @@ def _serves(index: dict[str, Any], shape: Shape, scope: str) -> bool:
         prefix == shape.equalities
         and prefix & arrays == shape.contains
         and tuple(fields[equal:]) == shape.order
+    )
+
+
+def _serves_nearest(index: dict[str, Any], shape: Shape) -> bool:
+    """A vector index: the pre-filter's equality fields, then the vector field of the
+    query's dimension (https://firebase.google.com/docs/firestore/vector-search)."""
+    assert shape.nearest is not None
+    *prefix, last = index["fields"]
+    vector = last.get("vectorConfig") or {}
+    return (
+        {field["fieldPath"] for field in prefix} == shape.equalities
+        and not shape.order
+        and last["fieldPath"] == shape.nearest[0]
+        and vector.get("dimension") == shape.nearest[1]
     )
 
 

@@ -145,3 +145,32 @@ def test_a_workers_queries_are_checked_by_the_run_as_the_worker_recorded_them(
     assert len(run.queries) == 2
     assert problems(run.queries, known) == problems(worker.queries, known)
     assert len(problems(run.queries, known)) == 1
+
+
+def test_a_nearest_neighbour_query_needs_a_vector_index_of_its_filter_and_dimension(
+    emulator: object, tmp_path: Path
+) -> None:
+    from google.cloud.firestore_v1.base_vector_query import DistanceMeasure
+    from google.cloud.firestore_v1.vector import Vector
+
+    query = (
+        hypotheses()
+        .where(filter=FieldFilter("agent", "==", "builder"))
+        .find_nearest(
+            vector_field="embedding",
+            query_vector=Vector([0.6, 0.8, 0.0]),
+            distance_measure=DistanceMeasure.COSINE,
+            limit=5,
+        )
+    )
+    shape = shape_of(query._to_protobuf())
+    assert shape.nearest == ("embedding", 3)
+    vector = {"fieldPath": "embedding", "vectorConfig": {"dimension": 3, "flat": {}}}
+    wrong = {**vector, "vectorConfig": {"dimension": 768, "flat": {}}}
+    plain = index("hypotheses", ("agent", "ASCENDING"), ("embedding", "ASCENDING"))
+    for served_by in (wrong, None):
+        fields = [{"fieldPath": "agent", "order": "ASCENDING"}, served_by] if served_by else []
+        held = indexes(tmp_path, plain, {**plain, "fields": fields} if fields else plain)
+        assert held.serving(shape) is None
+    right = {**plain, "fields": [{"fieldPath": "agent", "order": "ASCENDING"}, vector]}
+    assert indexes(tmp_path, right).serving(shape) == [right]

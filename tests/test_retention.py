@@ -37,6 +37,7 @@ HOLDS_TEXT = {
     "decisions",
     "agent_sessions",
     "evaluation_details",
+    "summaries",
 }
 """Titles, evidence, questions, answers, event data, model hypotheses and rejected output,
 decision reasons, session inputs and raw provider texts."""

@@ -18,6 +18,8 @@ from google.cloud.firestore_v1 import FieldFilter
 from functions.psychologist import store, worker
 from functions.psychologist.documents import Analysis, AnalysisStatus, BatchRecord
 from functions.psychologist.lifecycle import LIFECYCLE
+from functions.psychologist.patterns import joins, schedule
+from functions.psychologist.patterns import lifecycle as patterns
 from functions.psychologist.telemetry import endings
 from shared import jobs, logs
 from shared.clients import db
@@ -41,16 +43,40 @@ def sweep(request_id: str) -> Reply:
     which never load the Gemini client."""
     sessions, settled = endings.sweep_stale()
     resumed = poll_batches()
+    refreshes = jobs.sweep(patterns.LIFECYCLE, jobs.SWEEP_BATCH)
+    joined, queued = join_patterns(utcnow())
     logs.info(
         "Sweep ended silent sessions and stuck analyses",
         request_id=request_id,
         ended=len(sessions),
         analyses=len(settled),
         batches=len(resumed),
+        joined=len(joined),
+        refreshes=len(queued),
     )
     return Reply(
-        {"ended": len(sessions), "sessions": sessions, "analyses": settled, "batches": resumed}
+        {
+            "ended": len(sessions),
+            "sessions": sessions,
+            "analyses": settled,
+            "batches": resumed,
+            "stuckRefreshes": refreshes,
+            "joined": joined,
+            "refreshes": queued,
+        }
     )
+
+
+def join_patterns(now: datetime) -> tuple[list[str], list[str]]:
+    """New summaries joined to their nearest patterns, and the refreshes queued for the
+    projects they came from. Gemini failing here ends nothing: the next refresh embeds and
+    groups what this sweep could not."""
+    try:
+        joined, projects = joins.join_new(now)
+    except GeminiError as error:
+        logs.warning("The sweep could not join new sessions to patterns", cause=error.detail)
+        return [], []
+    return joined, schedule.schedule(projects, now)
 
 
 def poll_batches() -> list[str]:

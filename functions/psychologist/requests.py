@@ -103,6 +103,30 @@ class TrialStopRequest(TypedDict):
     reason: NotRequired[str]
 
 
+class PatternsParams(ProjectParams):
+    agent: NotRequired[str]
+    since: NotRequired[str]
+    until: NotRequired[str]
+    status: NotRequired[Literal["open", "accepted", "dismissed", "resolved"]]
+    sort: NotRequired[Literal["sessions", "cost"]]
+    limit: NotRequired[int]
+    pageToken: NotRequired[str]
+
+
+class PatternParams(ProjectParams):
+    patternId: str
+    limit: NotRequired[int]
+    pageToken: NotRequired[str]
+
+
+class PatternRefreshParams(ProjectParams):
+    refreshId: str
+
+
+class PatternRefreshRequest(TypedDict):
+    agent: NotRequired[str]
+
+
 REQUESTS: dict[str, type] = {
     "psychologist/project.params": ProjectParams,
     "psychologist/session.params": SessionParams,
@@ -120,5 +144,9 @@ REQUESTS: dict[str, type] = {
     "psychologist/effect.params": EffectParams,
     "psychologist/trial_start.request": TrialStartRequest,
     "psychologist/trial_stop.request": TrialStopRequest,
+    "psychologist/patterns.params": PatternsParams,
+    "psychologist/pattern.params": PatternParams,
+    "psychologist/pattern_refresh.params": PatternRefreshParams,
+    "psychologist/pattern_refresh.request": PatternRefreshRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

@@ -141,7 +141,7 @@ def test_a_normal_end_is_summarised_by_the_cheap_model_over_a_compact_view(
     assert (stored["state"], stored["agent"], stored["refused"]) == ("closed", "dev-api", [])
     assert stored["task"]["event_ids"] == [opened["id"]]
     assert stored["ending"]["event_ids"] == [last[-1]["id"]]
-    assert stored["failure"] == {"text": "A call to psql failed.", "event_ids": [errors[0]["id"]]}
+    assert stored["failure"] == {"text": "lock timeout", "event_ids": [errors[0]["id"]]}
     reported = psy.world.gemini.reported_usage()
     assert stored["usage"] == {
         "input_tokens": reported["inputTokens"],
