@@ -119,6 +119,10 @@ class PatternParams(ProjectParams):
     pageToken: NotRequired[str]
 
 
+class PatternDecisionParams(ProjectParams):
+    patternId: str
+
+
 class PatternRefreshParams(ProjectParams):
     refreshId: str
 
@@ -147,6 +151,7 @@ REQUESTS: dict[str, type] = {
     "psychologist/patterns.params": PatternsParams,
     "psychologist/pattern.params": PatternParams,
     "psychologist/pattern_refresh.params": PatternRefreshParams,
+    "psychologist/pattern_decision.params": PatternDecisionParams,
     "psychologist/pattern_refresh.request": PatternRefreshRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

@@ -12,6 +12,7 @@ from typing import Any
 from cli.gemini_stand_in import PATTERN_LABEL, Recorded, Reply, psychologist_summary
 from cli.meaning import FAILURE_FAMILIES
 from functions.psychologist import store
+from functions.psychologist.patterns import store as patterns_store
 from tests.api import Configure, wait_for
 from tests.psychologist.conftest import Log, Psychologist
 
@@ -258,3 +259,26 @@ def analysis_with_summary(recorded: Recorded) -> Reply:
     model would give it."""
     summary = json.loads(psychologist_summary(recorded).text or "{}")
     return Reply(text=json.dumps({"hypotheses": [], "summary": summary}))
+
+
+def test_an_admin_accepts_a_pattern_and_its_decisions_are_kept(psy: Psychologist) -> None:
+    now = datetime.now(UTC)
+    for n, sentence in enumerate(FAILURE_FAMILIES["timeout"][:3]):
+        seed_summary(psy, f"timeout-{n}", sentence, now - timedelta(days=n + 1))
+    refreshed(psy)
+    (pattern,) = listed(psy)["patterns"]
+    path = psy.path(f"/patterns/{pattern['id']}/decision")
+    refused = psy.api.call("POST", path, {"status": "accepted"}, token=psy.member)
+    assert refused.status_code == 403
+    accepted = psy.api.call(
+        "POST", path, {"status": "accepted", "reason": "It recurs."}, token=psy.admin
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["status"] == "accepted"
+    assert [p["status"] for p in listed(psy)["patterns"]] == ["accepted"]
+    history = (
+        patterns_store.pattern_ref(psy.project, pattern["id"]).collection("decisions").stream()
+    )
+    assert [(d.to_dict() or {})["reason"] for d in history] == ["It recurs."]
+    refreshed(psy)
+    assert [p["status"] for p in listed(psy)["patterns"]] == ["accepted"], "a refresh keeps it"

@@ -23,17 +23,23 @@ from functions.psychologist.patterns import store
 from functions.psychologist.patterns.lifecycle import COMPLETED, new_refresh
 from functions.psychologist.patterns.window import Window
 from functions.psychologist.requests import (
+    DecisionRequest,
+    PatternDecisionParams,
     PatternParams,
     PatternRefreshParams,
     PatternRefreshRequest,
     PatternsParams,
     ProjectParams,
 )
+from functions.psychologist.views import decider
 from shared.errors import ApiError, ErrorCode
 from shared.http import Call, Reply
+from shared.ids import new_ulid
 from shared.retention import iso as rfc3339
 from shared.retention import parse_instant, utcnow
+from shared.store import transact
 
+RESOLVED = "resolved"
 RECENT_REFRESHES = 10
 """Completed refreshes read to find the latest one of the agent asked for."""
 
@@ -273,3 +279,34 @@ def get_refresh(call: Call) -> Reply:
     if not snapshot.exists:
         raise ApiError(ErrorCode.NOT_FOUND, "The refresh was not found")
     return Reply(refresh_view(snapshot.to_dict() or {}))
+
+
+def decide(call: Call) -> Reply:
+    """Accept or dismiss a pattern, keeping the decision in its history (append-only, as a
+    hypothesis's). A resolved pattern (a trial of its suggestion read improved) keeps its
+    status: a person's decision does not undo a randomised result."""
+    params, body = call.params_as(PatternDecisionParams), call.body_as(DecisionRequest)
+    ref = store.pattern_ref(params["projectId"], params["patternId"])
+
+    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
+        snapshot = ref.get(transaction=transaction)
+        current = snapshot.to_dict() if snapshot.exists else None
+        if not current or not current.get("first_seen"):
+            raise ApiError(ErrorCode.NOT_FOUND, "The pattern was not found")
+        if current.get("status") == RESOLVED:
+            raise ApiError(ErrorCode.CONFLICT, "The pattern is resolved by its trial")
+        now, by = utcnow(), decider(call.principal)
+        changes = {"status": body["status"], "decided_by": by, "decided_at": now}
+        transaction.update(ref, changes)
+        decision = {
+            "status": body["status"],
+            "previous_status": current.get("status", "open"),
+            "reason": body.get("reason"),
+            "decided_by": by,
+            "decided_at": now,
+            "request_id": call.request_id,
+        }
+        transaction.create(ref.collection("decisions").document(new_ulid()), decision)
+        return {**current, **changes}
+
+    return Reply(pattern_view(transact(apply)))
