@@ -7,7 +7,9 @@ the tests and the bench use it through the Gemini protocol stand-in.
   items at the revisions shown; findings, sentiment (by keywords) or a query suggestion
   when the task asks for them.
 - Psychologist: one hypothesis per deterministic signal in the prompt, citing that
-  signal's events; the combining call keeps the parts' hypotheses, duplicates removed.
+  signal's events; the combining call keeps the parts' hypotheses, duplicates removed;
+  an end's summary as the stand-in's default gives it (the first, the last and the first
+  failing event, the failure in the error's own words).
 - AgentConnect: the option whose words the session input shares most (a yes/no question:
   yes when the input names a word of the question).
 - A coding agent's own requests (Gemini CLI through `evidencia launch`), which ask for no
@@ -28,7 +30,13 @@ import json
 import re
 from typing import Any
 
-from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply, fenced_lines
+from cli.gemini_stand_in import (
+    GeminiTestServer,
+    Recorded,
+    Reply,
+    fenced_lines,
+    psychologist_summary,
+)
 from functions.research.checks import QUANTITATIVE
 from functions.research.prompts import METHOD_VERSION, TASKS
 
@@ -57,6 +65,8 @@ def answer(request: Recorded) -> Reply:
     prompt = request.prompt
     if "hypotheses" in properties:
         data: Any = _psychologist(prompt)
+        if "summary" in properties:
+            data["summary"] = json.loads(psychologist_summary(request).text or "null")
     elif "value" in properties:
         data = _agentconnect(prompt, properties["value"])
     else:

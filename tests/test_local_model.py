@@ -16,7 +16,12 @@ from functions.agentconnect.checks import answer_schema, checked_answer
 from functions.agentconnect.documents import Question, Rule
 from functions.agentconnect.prompts import build_prompt as connect_prompt
 from functions.agentconnect.selection import Step
-from functions.psychologist.checks import SessionFacts, output_issues, reasons_to_reject
+from functions.psychologist.checks import (
+    SessionFacts,
+    checked_summary,
+    output_issues,
+    reasons_to_reject,
+)
 from functions.psychologist.documents import Event, Session, SessionState
 from functions.psychologist.prompts import analysis_calls, combine_call
 from functions.psychologist.signals import find_signals
@@ -117,6 +122,9 @@ def test_psychologist_hypotheses_come_from_the_signals_and_pass_every_check() ->
         ended_abnormally=True,
     )
     assert [reasons_to_reject(finding, facts) for finding in findings] == [[], [], []]
+    summary = checked_summary(parse_output(data)["summary"], "dev-api", facts.agent_by_event)
+    assert summary.refused == []
+    assert summary.failure is not None, "the log's tool errors give its failure"
     merged = combine_call(session, signals, findings + findings, events)
     combined, _ = ask(merged.text, gemini_output_schema())
     assert len(combined["hypotheses"]) == 3
