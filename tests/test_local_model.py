@@ -122,7 +122,9 @@ def test_psychologist_hypotheses_come_from_the_signals_and_pass_every_check() ->
         ended_abnormally=True,
     )
     assert [reasons_to_reject(finding, facts) for finding in findings] == [[], [], []]
-    summary = checked_summary(parse_output(data)["summary"], "dev-api", facts.agent_by_event)
+    found = parse_output(data)["summary"]
+    assert found is not None
+    summary = checked_summary(found, "dev-api", facts.agent_by_event)
     assert summary.refused == []
     assert summary.failure is not None, "the log's tool errors give its failure"
     merged = combine_call(session, signals, findings + findings, events)
