@@ -25,6 +25,7 @@ from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import cosine_distance
 from functions.psychologist.patterns.refresh import Summary, summary_of, week_of
 from shared.clients import db
+from shared.instance import settings
 from shared.retention import utcnow
 from shared.store import transact
 
@@ -116,11 +117,14 @@ def grown(pattern: dict[str, Any], ended_at: datetime) -> dict[str, Any]:
     else:
         row["matching"] += 1
         row["total"] += 1
+    last_seen = max(pattern.get("last_seen") or ended_at, ended_at)
+    kept = timedelta(days=settings().psychologist_hypothesis_retention_days)
     return {
         "matching": firestore.Increment(1),
         "total": firestore.Increment(1),
         "weekly": weekly,
-        "last_seen": max(pattern.get("last_seen") or ended_at, ended_at),
+        "last_seen": last_seen,
+        "expires_at": last_seen + kept,
     }
 
 

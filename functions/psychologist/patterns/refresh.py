@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.cloud import firestore
@@ -29,10 +29,14 @@ from functions.psychologist.patterns.labels import SHOWN, Labelled, Shown, label
 from functions.psychologist.patterns.window import Window
 from shared.clients import db
 from shared.ids import new_ulid
+from shared.instance import settings
 from shared.retention import utcnow
 
 WRITES_PER_BATCH = 400
 """Under Firestore's 500 writes per batch."""
+KEPT_IDS = 500
+"""Session and hypothesis ids a pattern keeps (nearest its centre first), so that a pattern
+of ten thousand sessions stays a small document."""
 CHANGED_SHARE = 0.5
 """A kept pattern is labelled again when fewer than this share of its members were its
 members when it was last labelled."""
@@ -293,7 +297,7 @@ def hypotheses_of(project_id: str, members: Sequence[Summary]) -> list[str]:
             filter=FieldFilter("sessionId", "in", sessions[start : start + HYPOTHESES_PER_QUERY])
         )
         found += [snapshot.id for snapshot in query.select([]).stream()]
-    return sorted(found)
+    return sorted(found)[:KEPT_IDS]
 
 
 def _known(failing: Sequence[Summary]) -> dict[str, frozenset[str]]:
@@ -323,7 +327,7 @@ def _needs_label(previous: Mapping[str, Any] | None, members: Sequence[Summary])
     if previous is None or "labelled_members" not in previous:
         return True
     before = set(previous["labelled_members"])
-    now = {member.session_id for member in members}
+    now = {member.session_id for member in members[:KEPT_IDS]}
     return len(before & now) < CHANGED_SHARE * len(now)
 
 
@@ -343,7 +347,7 @@ def _label_fields(labelled: Labelled, members: Sequence[Summary], now: datetime)
         "refused": labelled.refused,
         "label_model": labelled.model,
         "labelled_at": now,
-        "labelled_members": [member.session_id for member in members],
+        "labelled_members": [member.session_id for member in members[:KEPT_IDS]],
     }
 
 
@@ -370,6 +374,8 @@ def _pattern_document(
         "first_seen": min(ended),
         "last_seen": max(ended),
         "central": members[0].session_id,
+        "expires_at": max(ended)
+        + timedelta(days=settings().psychologist_hypothesis_retention_days),
     }
 
 
