@@ -903,12 +903,7 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     summary_ref = store.summary_ref(project_id, analysis["session_id"])
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        for each in decided.outcomes:
-            transaction.set(
-                outcome_store.outcome_ref(project_id, each["session_id"], each["agent"]),
-                outcome_changes(each),
-                merge=True,
-            )
+        write_outcomes(transaction, project_id, decided.outcomes)
         for hypothesis in decided.hypotheses:
             transaction.create(
                 store.hypotheses(project_id).document(hypothesis["id"]), writable(hypothesis)
@@ -936,8 +931,39 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     )
 
 
+def write_outcomes(
+    transaction: firestore.Transaction, project_id: str, outcomes: list[Outcome]
+) -> None:
+    """Merge each agent's outcome into its record (AgentConnect's half may be there)."""
+    for each in outcomes:
+        transaction.set(
+            outcome_store.outcome_ref(project_id, each["session_id"], each["agent"]),
+            outcome_changes(each),
+            merge=True,
+        )
+
+
 def _park(claimed: Claim, work: AnalysisWork) -> Settled:
+    """Wait on the batch. A normal end's outcomes do not hang on its summary: they are
+    written now (the trials and the selection report read them), and again, unchanged,
+    when the batch settles the analysis."""
+    analysis = as_stored(claimed.job, Analysis)
+    session = work.session
+    outcomes = (
+        session_outcomes(analysis, session, work, [])
+        if only_counts(analysis) and session is not None
+        else []
+    )
+
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
+        for each in outcomes:
+            transaction.set(
+                outcome_store.outcome_ref(
+                    analysis["project_id"], each["session_id"], each["agent"]
+                ),
+                outcome_changes(each),
+                merge=True,
+            )
         transaction.update(claimed.ref, parked(work, utcnow()))
         return AnalysisStatus.PROCESSING
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cli.gemini_stand_in import PSYCHOLOGIST_SUMMARY, Recorded, Reply
+from functions.outcomes import store as outcome_store
 from shared.config import SUMMARY_MODEL
 from shared.models import DEFAULT_MODEL
 from tests.api import Configure, document, redeliver, wait_for
@@ -257,6 +258,11 @@ def test_with_batches_on_a_normal_end_is_summarised_through_the_batch_api(
         return shown if shown["batch"] is not None and shown["status"] == "processing" else None
 
     assert wait_for(waiting)["batch"]["state"] == "pending"
+    outcomes = list(outcome_store.outcomes(psy.project).stream())
+    assert outcomes
+    assert {(o.to_dict() or {})["ended_as"] for o in outcomes} == {"closed"}, (
+        "a normal end's outcome does not wait on its summary's batch"
+    )
     [asked] = psy.world.gemini.requests
     assert (asked.batch is not None, asked.model, asked.purpose) == (
         True,
