@@ -12,7 +12,8 @@ processes), `counting` (round trips), `measuring` (latency, round trips, cold st
 `growth` (size and pipeline), `telemetry` (the agents' telemetry through the OTLP
 endpoints), `costs` (the mean-cost interval's coverage), `launch` (what `evidencia
 launch` adds before an agent's first model request), `routing` and `trials` (the loop's
-simulations), `reporting` (statistics and the table), `floor` (the floor functions).
+simulations), `patterns` (a refresh of 10,000 ended sessions and what summarising and
+clustering cost), `reporting` (statistics and the table), `floor` (the floor functions).
 Gemini is answered by the local development model (`cli/local_model.py`), the one
 `serve --local-model` uses.
 """

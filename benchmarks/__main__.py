@@ -21,6 +21,7 @@ from benchmarks.growth import growth, pipeline
 from benchmarks.job_costs import job_costs
 from benchmarks.launch import PAIRS, codex_launch_overhead, launch_overhead
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
+from benchmarks.patterns import SESSIONS, patterns
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.routing import routing
@@ -47,6 +48,7 @@ SECTIONS = (
     "cost_intervals",
     "launch",
     "launch_codex",
+    "patterns",
 )
 
 
@@ -217,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"what evidencia launch adds before Codex's first model request: "
                 f"{PAIRS} launched and {PAIRS} direct runs, interleaved (about 1 min)",
                 lambda: codex_launch_overhead(seeded, host_url(), lambda: _quiet(host)),
+            ),
+            (
+                "patterns",
+                f"patterns: {SESSIONS:,} ended sessions' summaries seeded, two refreshes in "
+                "fresh processes, their coverage and dollars per 1,000 sessions (about 2 min)",
+                lambda: patterns(gemini),
             ),
         )
         for section, label, measure in phases:

@@ -341,6 +341,43 @@ def _launch_lines(launch: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _refresh_line(name: str, row: dict[str, Any]) -> str:
+    return (
+        f"  {name}: {row['wall_s']:g} s, peak {row['rss_peak_mib']} MiB "
+        f"(+{row['rss_growth_mib']} MiB), {row['reads_per_session']:g} documents read and "
+        f"{row['writes_per_session']:g} written a session"
+    )
+
+
+def _patterns_lines(patterns: dict[str, Any]) -> list[str]:
+    first, covered, cost = patterns["first"], patterns["coverage"], patterns["cost"]
+    deployed = patterns["repeat_as_deployed"]
+    parts = ", ".join(f"{part} ${usd:.4f}" for part, usd in cost["per_1000_sessions_usd"].items())
+    lines = [
+        f"Patterns: one refresh over {patterns['sessions']:,} ended sessions (goals "
+        f"{patterns['goals']['wall_s']} s and {patterns['goals']['peak_mib']} MiB: "
+        f"{'met' if patterns['met'] else 'NOT met'})",
+        _refresh_line("first", first),
+        _refresh_line("repeat", patterns["repeat"]),
+    ]
+    if not deployed["completed"]:
+        lines.append(
+            f"  repeat as deployed: failed {deployed['failed']} after {deployed['after_s']:g} s"
+        )
+    return [
+        *lines,
+        f"  embedding requests {first['embedding_requests']} "
+        f"({first['spent']['embedding_tokens']:,} tokens), label calls "
+        f"{first['spent']['label_calls']} ({first['spent']['input_tokens']:,} in, "
+        f"{first['spent']['output_tokens']:,} out)",
+        f"  covered: {covered['sessions_ended']:,} of {covered['sessions_seeded']:,} ended; "
+        f"{covered['embedded']:,} of {covered['failing']:,} failing embedded, "
+        f"{covered['grouped']:,} grouped in {covered['patterns']} patterns, {covered['lone']} lone",
+        f"  per 1,000 sessions ${cost['total_per_1000_usd']:.4f} (goal at most "
+        f"${cost['goal_per_1000_usd']:.2f}: {'met' if cost['met'] else 'NOT met'}): {parts}",
+    ]
+
+
 SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (("warm_latency", "round_trips", "job_costs"), _warm_lines),
     (("throughput",), lambda results: _throughput_lines(results["throughput"])),
@@ -354,6 +391,7 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("telemetry",), lambda results: _telemetry_lines(results["telemetry"])),
     (("cost_intervals",), lambda results: _cost_interval_lines(results["cost_intervals"])),
     (("launch",), lambda results: _launch_lines(results["launch"])),
+    (("patterns",), lambda results: _patterns_lines(results["patterns"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
 results file prints the tables it has."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from datetime import timedelta
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,6 +17,7 @@ from google.cloud.firestore_v1.types import Document, Write
 
 from benchmarks.counting import CallCounter
 from benchmarks.launch import RequestLines, ThreadReads
+from benchmarks.patterns import WINDOW_DAYS, summaries
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.telemetry import (
@@ -27,6 +29,7 @@ from benchmarks.telemetry import (
     _ids_in,
     codex_turns,
 )
+from cli.meaning import FAILURE_FAMILIES
 from shared.clients import db
 from shared.retention import utcnow
 from shared.store import counted
@@ -171,3 +174,31 @@ def test_each_replayed_codex_turn_has_ids_of_its_own_a_turn_later_in_one_convers
     assert session != CODEX_CONVERSATION
     assert all(text.count(session) == texts[0].count(session) > 50 for text in texts)
     assert CODEX_CONVERSATION not in texts[0]
+
+
+@pytest.mark.pure
+def test_the_patterns_bench_seeds_its_shares_of_sessions_spread_over_the_window() -> None:
+    """A tenth abnormal ends and a fifth normal ends with a failure, a hundredth not
+    summarised, each failure a known paraphrase with words of its own, every day of the
+    window holding its share of the ends."""
+    until = datetime(2026, 12, 5, tzinfo=UTC)
+    seeded = summaries(1_000, until)
+    kinds = Counter(
+        (d["state"], d["status"], d["failure"] is not None, d["source"]) for d in seeded
+    )
+    assert kinds == {
+        ("closed_abnormally", "summarised", True, "analysis"): 100,
+        ("closed", "summarised", True, "summary"): 200,
+        ("closed", "not_summarised", False, "summary"): 10,
+        ("closed", "summarised", False, "summary"): 690,
+    }
+    failures = [d["failure"]["text"] for d in seeded if d["failure"]]
+    known = [text for family in FAILURE_FAMILIES.values() for text in family]
+    assert all(any(f.startswith(k.rstrip(".")) for k in known) for f in failures)
+    assert len(set(failures)) > 0.9 * len(failures)
+    ends = [d["ended_at"] for d in seeded]
+    assert until - timedelta(days=WINDOW_DAYS) < min(ends)
+    assert max(ends) < until
+    days = Counter((until - end).days for end in ends)
+    assert sorted(days) == list(range(WINDOW_DAYS))
+    assert max(days.values()) - min(days.values()) <= 1
