@@ -542,6 +542,7 @@ def _lines(costs: Costs) -> list[str]:
     lines += [f"| {doc} | {rate:g} | {why} |" for doc, rate, why in _busiest_documents()]
     lines += ["", "## Per request and per job, as measured", ""]
     lines += _measured_lines(costs)
+    lines += _patterns_lines(costs)
     lines += ["", "## Assumptions and sources", ""]
     lines += [
         f"- Public functions: {PUBLIC_SIZING.cpu} vCPU, {PUBLIC_SIZING.memory}, concurrency "
@@ -632,6 +633,50 @@ def _measured_lines(costs: Costs) -> list[str]:
             f"{row['gemini_calls']} | {tokens['tokens']:,.0f} | ${tokens['cost_usd']:.4f} |"
         )
     return lines
+
+
+DAY_S = 24 * 3600
+ENDS = ("psychologist_abnormal_end", "psychologist_session_end")
+"""The workload's session ends: each leaves a summary a daily refresh reads."""
+
+
+def _patterns_lines(costs: Costs) -> list[str]:
+    """Documents per ended session of a patterns refresh, and what a daily refresh of each
+    project reads at the workload's rate of session ends."""
+    patterns = costs.results.get("patterns")
+    if patterns is None:
+        return []
+    first, repeat = patterns["first"], patterns["repeat"]
+    rate = {op.name: op.per_tenant_s for op in WORKLOAD}
+    window = sum(rate[name] for name in ENDS) * DAY_S * patterns["window_days"]
+    daily = window * repeat["reads_per_session"]
+    read_price = costs.prices["platform"]["firestore_100k_reads"]
+    monthly = [
+        f"{factor}x {_money(daily * TENANTS * factor * 30 / 1e5 * read_price)}" for factor in SCALES
+    ]
+    return [
+        "",
+        "## Patterns",
+        "",
+        f"A refresh reads every summary of its {patterns['window_days']}-day window, each "
+        "session's outcome record, the member sessions (their cost) and their hypotheses, "
+        "and writes each new failure sentence's vector, each changed membership and each "
+        f"pattern. Measured over {patterns['sessions']:,} ended sessions of one agent:",
+        "",
+        "| refresh | documents read / session | written / session |",
+        "|---|---:|---:|",
+        f"| first (every failure sentence new) | {first['reads_per_session']:g} | "
+        f"{first['writes_per_session']:g} |",
+        f"| repeat over the same window | {repeat['reads_per_session']:g} | "
+        f"{repeat['writes_per_session']:g} |",
+        "",
+        f"At the workload's session ends ({sum(rate[name] for name in ENDS):g} a second per "
+        f"project) a project's window holds {window:,.0f} ended sessions, "
+        f"{window / patterns['sessions']:.1f} times the bench's, so its daily refresh reads "
+        f"about {daily:,.0f} documents, a session read again each day it stays in the window: "
+        f"Firestore reads a month for every project's daily refresh, {', '.join(monthly)} "
+        "(not in the totals above, and beyond the size the bench measured).",
+    ]
 
 
 def render() -> str:

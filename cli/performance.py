@@ -493,6 +493,90 @@ LAUNCH_READS_TARGET = Target(
 )
 
 
+PATTERNS_MAX_S = 600
+PATTERNS_MAX_MIB = 1024
+"""A refresh of 10,000 ended sessions: within ten minutes, within a 1 GiB worker (#54)."""
+PATTERNS_USD_MAX = 0.25
+"""Dollars per 1,000 ended sessions summarised and clustered (#54)."""
+
+
+def _refresh_figures(row: Results) -> str:
+    return (
+        f"{row['wall_s']:g} s, peak {row['rss_peak_mib']} MiB resident "
+        f"({row['rss_growth_mib']} MiB over the {row['rss_before_mib']} MiB its imports hold)"
+    )
+
+
+def _patterns_refresh(results: Results) -> tuple[bool, str]:
+    patterns = results["patterns"]
+    first, repeat, deployed = patterns["first"], patterns["repeat"], patterns["repeat_as_deployed"]
+    within = all(
+        row["wall_s"] <= PATTERNS_MAX_S and row["rss_peak_mib"] <= PATTERNS_MAX_MIB
+        for row in (first, repeat)
+    )
+    again = (
+        f"a repeat over the same window {_refresh_figures(repeat)}"
+        if deployed["completed"]
+        else f"a repeat over the same window, every sentence's vector now on its summary, "
+        f"fails `{deployed['failed']}` as deployed: the one query that reads the window's "
+        f"summaries streams for longer than `FIRESTORE_TIMEOUT_S` (5 s), which bounds it, "
+        f"and the Firestore library cannot resume it; given "
+        f"{repeat['firestore_timeout_s']} s it takes {_refresh_figures(repeat)}"
+    )
+    return within and deployed["completed"], (
+        f"the first refresh {_refresh_figures(first)}; {again}"
+    )
+
+
+def _patterns_cost(results: Results) -> tuple[bool, str]:
+    cost = results["patterns"]["cost"]
+    parts = cost["per_1000_sessions_usd"]
+    summary = cost["typical_summary"]
+    return cost["total_per_1000_usd"] <= PATTERNS_USD_MAX, (
+        f"${cost['total_per_1000_usd']:.3f}: normal ends' summaries "
+        f"${parts['normal_summaries']:.3f} ({summary['input_tokens']:,} input tokens over the "
+        f"compact view of a typical {summary['events']}-event log at "
+        f"`{cost['summary_model']}`'s batch price), abnormal ends' "
+        f"${parts['abnormal_summaries']:.3f}, labels ${parts['labels']:.4f}, embeddings "
+        f"${parts['embeddings']:.4f}"
+    )
+
+
+def _patterns_coverage(results: Results) -> tuple[bool, str]:
+    covered = results["patterns"]["coverage"]
+    met = (
+        covered["sessions_ended"] == covered["sessions_seeded"]
+        and covered["embedded"] == covered["failing"]
+        and covered["grouped"] + covered["lone"] == covered["failing"]
+    )
+    return met, (
+        f"{covered['sessions_ended']:,} of {covered['sessions_seeded']:,} ended sessions "
+        f"counted ({covered['sessions_summarised']:,} summarised); {covered['embedded']:,} of "
+        f"{covered['failing']:,} failure sentences embedded, {covered['grouped']:,} grouped in "
+        f"{covered['patterns']} patterns and {covered['lone']} left lone"
+    )
+
+
+PATTERNS_REFRESH_TARGET = Target(
+    f"A patterns refresh of 10,000 ended sessions within {PATTERNS_MAX_S // 60} minutes and "
+    f"{PATTERNS_MAX_MIB // 1024} GiB",
+    _patterns_refresh,
+    "The refresh's own code path (`refresh`, as the worker's `produce` calls it) in a fresh "
+    "process, its embeddings and labels answered by the Gemini test server "
+    "(`benchmarks/patterns.py`). A worker instance (1 GiB) takes four jobs at once.",
+)
+PATTERNS_COST_TARGET = Target(
+    f"Summarising and clustering cost at most ${PATTERNS_USD_MAX:.2f} per 1,000 ended sessions",
+    _patterns_cost,
+    "Nearly all of it is the normal ends' own summary calls: the compact view of a Claude "
+    "Code log shows about 50 events of up to 400 characters of data each.",
+)
+PATTERNS_COVERAGE_TARGET = Target(
+    "Every ended session counted, every failure sentence embedded and grouped or left lone",
+    _patterns_coverage,
+)
+
+
 def _target_lines(results: Results) -> list[str]:
     lines = ["## How the targets stand", ""]
     optional = [
@@ -505,6 +589,9 @@ def _target_lines(results: Results) -> list[str]:
         (LAUNCH_TARGET, "launch"),
         (CODEX_LAUNCH_TARGET, "launch_codex"),
         (LAUNCH_READS_TARGET, "launch"),
+        (PATTERNS_REFRESH_TARGET, "patterns"),
+        (PATTERNS_COST_TARGET, "patterns"),
+        (PATTERNS_COVERAGE_TARGET, "patterns"),
     ]
     for target in [*TARGETS, *(t for t, section in optional if section in results)]:
         met, figures = target.measure(results)
@@ -1147,6 +1234,91 @@ def _codex_launch_text(codex: Results | None) -> str:
     )
 
 
+def _refresh_row(name: str, row: Results) -> tuple[str, ...]:
+    spent = row["spent"]
+    return (
+        name,
+        f"{row['wall_s']:g}",
+        f"{row['rss_peak_mib']} (+{row['rss_growth_mib']})",
+        f"{row['reads']:,} ({row['reads_per_session']:g})",
+        f"{row['writes']:,} ({row['writes_per_session']:g})",
+        f"{spent['embedded']:,} ({spent['embedding_tokens']:,})",
+        f"{spent['label_calls']} ({spent['input_tokens']:,} / {spent['output_tokens']:,})",
+    )
+
+
+def _repeat_name(row: Results) -> str:
+    longer = row.get("firestore_timeout_s")
+    given = f", `FIRESTORE_TIMEOUT_S` {longer}" if longer else ""
+    return f"repeat (same window{given})"
+
+
+PATTERN_PARTS = {
+    "normal_summaries": "normal ends' summary calls",
+    "abnormal_summaries": "abnormal ends' summaries (their analysis call's extra output)",
+    "embeddings": "embeddings of the failure sentences",
+    "labels": "labels of the patterns",
+}
+
+
+def _patterns(results: Results) -> list[str]:
+    if "patterns" not in results:
+        return []
+    patterns = results["patterns"]
+    shares, cost = patterns["shares"], patterns["cost"]
+    summary = cost["typical_summary"]
+    requests = patterns["first"]["embedding_requests"]
+    rows = [
+        _refresh_row("first (every sentence new)", patterns["first"]),
+        _refresh_row(_repeat_name(patterns["repeat"]), patterns["repeat"]),
+    ]
+    header = (
+        "refresh",
+        "wall s",
+        "peak MiB",
+        "read (a session)",
+        "written (a session)",
+        "embedded (tokens)",
+        "labels (tokens in / out)",
+    )
+    text = (
+        f"One agent's {patterns['sessions']:,} ended sessions in one project, their summaries "
+        f"seeded as the worker writes them, their ends spread evenly over "
+        f"{patterns['window_days']} days: {shares['abnormal']:.0%} abnormal ends with a failure "
+        f"sentence, {shares['failing']:.0%} normal ends with one, {shares['not_summarised']:.0%} "
+        f"not summarised, the rest with none; each sentence a paraphrase of one of ten failures "
+        f"(`cli/meaning.py`) with a place and a moment drawn at random. Then one refresh, "
+        f"through `refresh` itself in a fresh process (peak memory is its maximum resident set, "
+        f"beside what it held once imported), its embeddings ({requests} requests of up to "
+        f"100 texts) and labels answered by the Gemini test server; then the "
+        f"same again over the same window, what a daily refresh repeats. Documents are counted "
+        f"at the client's channel, a query's as the documents it returned."
+    )
+    money = [
+        (PATTERN_PARTS[part], f"${usd:.4f}") for part, usd in cost["per_1000_sessions_usd"].items()
+    ]
+    money.append(("total", f"${cost['total_per_1000_usd']:.4f}"))
+    priced = (
+        f"Dollars per 1,000 ended sessions (`benchmarks/prices.json`): a normal end's summary "
+        f"call to `{cost['summary_model']}` through the Batch API over the compact view of a "
+        f"typical log (the Claude Code capture's prompt replayed to {summary['events']} "
+        f"events, {summary['shown']} shown: {summary['input_tokens']:,} input tokens, as the "
+        f"worker's prompt builder makes it, and a {summary['output_tokens']}-token answer), "
+        f"${cost['per_normal_summary_usd']:.6f} each; an abnormal end's summary as the "
+        f"answer's tokens its `{cost['analysis_model']}` analysis call spends through the "
+        f"Batch API, ${cost['per_abnormal_summary_usd']:.6f} each; the embeddings "
+        f"(`{cost['embedding_model']}`) and labels as the refresh reported them. The costliest "
+        f"part: {PATTERN_PARTS[cost['costliest']]}."
+    )
+    return [
+        *_section("Patterns", text, _table(header, rows)),
+        "",
+        priced,
+        "",
+        *_table(("per 1,000 ended sessions", "dollars"), money),
+    ]
+
+
 SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
     _warm_latency,
     _round_trip_table,
@@ -1162,6 +1334,7 @@ SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
     _telemetry,
     _cost_intervals,
     _launch,
+    _patterns,
 )
 
 
