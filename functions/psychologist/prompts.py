@@ -56,12 +56,15 @@ Rules:
 
 FIRST_SHOWN = 5
 """The compact view's first events: where the task is usually given."""
-LAST_SHOWN = 40
+LAST_SHOWN = 20
 """The compact view's last events: how the session ended."""
-TOOL_ERRORS_SHOWN = 40
+TOOL_ERRORS_SHOWN = 20
 """The compact view's tool errors at most: the first and the last half of them."""
-DATA_CHARS = 400
-"""The most of an event's `data` (as JSON) the compact view shows."""
+DATA_CHARS = 160
+"""The most of an event's `data` (as JSON) the compact view shows. With the counts above, a
+typical Claude Code log's view is about 2,500 tokens (it was 7,300 at 40 last events, 40
+errors and 400 characters), which keeps a summary within the patterns' $0.25 per 1,000
+sessions (docs/performance.md)."""
 SUMMARY_PHASE = "summary"
 """A normal end's summary call, as its analysis's calls name it."""
 

@@ -13,6 +13,7 @@ import pytest
 
 from cli.gemini_stand_in import PSYCHOLOGIST_SUMMARY, Recorded, Reply
 from functions.outcomes import store as outcome_store
+from functions.psychologist.prompts import FIRST_SHOWN, LAST_SHOWN
 from shared.config import SUMMARY_MODEL
 from shared.models import DEFAULT_MODEL
 from tests.api import Configure, document, redeliver, wait_for
@@ -119,7 +120,7 @@ def test_a_normal_end_is_summarised_by_the_cheap_model_over_a_compact_view(
     middle = [log.add("dev-api", "tool.call", tool="psql", note="middle") for _ in range(60)]
     errors = [log.add("dev-api", "tool.error", tool="psql", error="lock timeout") for _ in range(3)]
     middle += [log.add("dev-api", "tool.call", tool="psql", note="middle") for _ in range(60)]
-    last = [log.add("dev-api", "tool.call", tool="psql", note="tail") for _ in range(40)]
+    last = [log.add("dev-api", "tool.call", tool="psql", note="tail") for _ in range(LAST_SHOWN)]
     psy.ingest(SESSION, log.events)
     ended = psy.end(SESSION, "closed").json()
     analysis = psy.settled(ended["analysisId"])
@@ -130,7 +131,7 @@ def test_a_normal_end_is_summarised_by_the_cheap_model_over_a_compact_view(
     shown = {line["id"] for line in fenced_events(asked)}
     assert shown >= {opened["id"]} | {e["id"] for e in errors} | {e["id"] for e in last}
     assert shown.isdisjoint(e["id"] for e in middle[4:]), "the first five, then errors and the last"
-    assert len(shown) == 5 + 3 + 40
+    assert len(shown) == FIRST_SHOWN + 3 + LAST_SHOWN
     assert len(asked.prompt) < len(json.dumps(log.events)) / 2
 
     stored = summary_of(psy)
