@@ -77,6 +77,19 @@ class Psychologist:
     def path(self, suffix: str) -> str:
         return f"/projects/{self.project}{suffix}"
 
+    def current_events(self, session_id: str) -> list[dict[str, Any]]:
+        """Each stored event as it stands now (a call's merged reports), through the audit
+        read: the chunks keep every version, in no order that says which is the latest."""
+        ids = sorted({event["id"] for event in self.stored_events(session_id)})
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(ids), 100):
+            query = ",".join(ids[start : start + 100])
+            path = self.path(f"/sessions/{session_id}/events?ids={query}")
+            reply = self.api.call("GET", path, token=self.viewer)
+            assert reply.status_code == 200, reply.text
+            found += reply.json()["events"]
+        return found
+
     def stored_events(self, session_id: str) -> list[dict[str, Any]]:
         """Every stored version of the session's events, from its chunks."""
         events: list[dict[str, Any]] = []

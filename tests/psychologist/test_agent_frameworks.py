@@ -170,8 +170,7 @@ def test_codexs_own_export_counts_the_failures_its_output_text_hides_and_keeps_w
     }
     turns = session["turns"]
     assert (turns["open"], len(turns["closed"]), turns["last"]["failed"]) == ([], 1, False)
-    latest = {event["id"]: event for event in psy.stored_events(CODEX_SESSION)}
-    errors = [event for event in latest.values() if event["type"] == "tool.error"]
+    errors = [event for event in psy.current_events(CODEX_SESSION) if event["type"] == "tool.error"]
     assert [event["data"]["error"] for event in errors] == ["exit code 2"] * 3
     assert {event["data"]["tool"] for event in errors} == {"exec_command"}
 

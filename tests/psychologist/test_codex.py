@@ -77,8 +77,7 @@ def test_three_failing_commands_are_three_tool_errors_with_tokens_as_the_model_r
         "output_tokens": sum(usage["output_tokens"] for usage in reported),
         "cached_tokens": sum(usage["input_tokens_details"]["cached_tokens"] for usage in reported),
     }
-    latest = {event["id"]: event for event in psy.stored_events(session_id)}
-    errors = [event for event in latest.values() if event["type"] == "tool.error"]
+    errors = [event for event in psy.current_events(session_id) if event["type"] == "tool.error"]
     assert [event["data"]["error"] for event in errors] == ["exit code 2"] * 3
     assert session["turns"]["open"] == []
 

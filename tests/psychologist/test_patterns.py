@@ -9,6 +9,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from cli.gemini_stand_in import PATTERN_LABEL, Recorded, Reply, psychologist_summary
 from cli.meaning import FAILURE_FAMILIES
 from functions.psychologist import store
@@ -282,3 +284,16 @@ def test_an_admin_accepts_a_pattern_and_its_decisions_are_kept(psy: Psychologist
     assert [(d.to_dict() or {})["reason"] for d in history] == ["It recurs."]
     refreshed(psy)
     assert [p["status"] for p in listed(psy)["patterns"]] == ["accepted"], "a refresh keeps it"
+
+
+def test_a_window_larger_than_a_page_is_read_whole(
+    psy: Psychologist, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from functions.psychologist.patterns import refresh
+
+    monkeypatch.setattr(refresh, "SUMMARIES_PER_PAGE", 4)
+    now = datetime.now(UTC)
+    planted = corpus(psy, now)
+    settled = refreshed(psy)
+    assert settled["changes"]["sessionsEnded"] == len(planted) + CLEAN
+    assert len(listed(psy)["patterns"]) == len(FAMILIES)

@@ -111,15 +111,31 @@ def summary_of(session_id: str, data: Mapping[str, Any]) -> Summary:
     )
 
 
+SUMMARIES_PER_PAGE = 1_000
+"""Summaries read per query: a window of ten thousand, with their vectors, is read in pages
+so that no one call runs past the client's deadline."""
+
+
 def read_summaries(project_id: str, window: Window, agent: str | None) -> list[Summary]:
-    """Every summary of a session that ended in the window (of one agent, if named)."""
+    """Every summary of a session that ended in the window (of one agent, if named), read
+    in pages of `SUMMARIES_PER_PAGE` in the order they ended."""
     query: Any = psychologist_store.summaries(project_id)
     if agent is not None:
         query = query.where(filter=FieldFilter("agent", "==", agent))
-    query = query.where(filter=FieldFilter("ended_at", ">=", window.since)).where(
-        filter=FieldFilter("ended_at", "<", window.until)
+    query = (
+        query.where(filter=FieldFilter("ended_at", ">=", window.since))
+        .where(filter=FieldFilter("ended_at", "<", window.until))
+        .order_by("ended_at")
+        .limit(SUMMARIES_PER_PAGE)
     )
-    return [summary_of(snapshot.id, snapshot.to_dict() or {}) for snapshot in query.stream()]
+    found: list[Summary] = []
+    page = list(query.stream())
+    while page:
+        found += [summary_of(snapshot.id, snapshot.to_dict() or {}) for snapshot in page]
+        if len(page) < SUMMARIES_PER_PAGE:
+            break
+        page = list(query.start_after(page[-1]).stream())
+    return found
 
 
 def with_vectors(project_id: str, summaries: Sequence[Summary], spent: Spent) -> list[Summary]:
