@@ -162,7 +162,7 @@ def test_a_label_citing_an_event_outside_the_pattern_is_refused_and_kept_with_it
     ] * 2
 
 
-def test_a_pattern_counts_its_sessions_cost_and_share_per_chosen_target(
+def test_a_pattern_counts_its_sessions_cost_hypotheses_and_share_per_chosen_target(
     psy: Psychologist,
 ) -> None:
     from functions.outcomes import store as outcome_store
@@ -179,8 +179,13 @@ def test_a_pattern_counts_its_sessions_cost_and_share_per_chosen_target(
             {"selection": {"target": {"runtime": "claude-code", "model": model}}}
         )
     seed_summary(psy, "clean-0", None, now - timedelta(days=2))
+    for session_id in ("permission-1", "clean-0"):
+        store.hypotheses(psy.project).document(f"h-{session_id}").set(
+            {"sessionId": session_id, "agenteAlvo": AGENT}
+        )
     refreshed(psy)
     (pattern,) = listed(psy)["patterns"]
+    assert pattern["hypothesisIds"] == ["h-permission-1"], "a member session's, not another's"
     assert pattern["cost"] == {"inputTokens": 400, "outputTokens": 40, "usd": 1.0}
     rows = {(row["runtime"], row["model"]): row["sessions"] for row in pattern["byTarget"]}
     assert {key: (row["matching"], row["total"]) for key, row in rows.items()} == {
