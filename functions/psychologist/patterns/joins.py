@@ -43,6 +43,7 @@ def new_summaries(now: datetime) -> list[tuple[str, Summary]]:
     query = (
         db()
         .collection_group("summaries")
+        .where(filter=FieldFilter("status", "==", "summarised"))
         .where(filter=FieldFilter("created_at", ">=", now - LOOK_BACK))
         .limit(JOINS_PER_SWEEP * 5)
     )
