@@ -125,11 +125,43 @@ class OutcomeSource(Link):
     created_at: datetime
 
 
+class TrialOrigin(TypedDict):
+    """The trial an instructions version was adopted from, and what it tested."""
+
+    trial_id: str
+    hypothesis_id: str
+    pattern_id: str | None
+
+
+class StoredInstructions(TypedDict):
+    """`orgs/{o}/agents/{a}/instructions/{version}`: every version, kept and never changed."""
+
+    version: int
+    text: str
+    created_at: datetime
+    created_by: str
+    reason: str | None
+    origin: TrialOrigin | None
+    """Set when a trial's suggestion was adopted; None for a person's edit or a rollback."""
+    rolled_back_from: int | None
+    """The version whose text a rollback took again; None otherwise."""
+
+
+class ServedInstructions(TypedDict):
+    """The instructions version a session start answers, as the runtime applies it."""
+
+    version: int
+    text: str
+
+
 class Agent(TypedDict, total=False):
     """`orgs/{o}/agents/{a}`: written only by merges and updates."""
 
     selection_version: int
     selection_fallback: Fallback
+    instructions: StoredInstructions
+    """A copy of the current instructions version, so that a session start, which reads
+    this document anyway, serves it without another read."""
     last_seq: int
     outcome_source: OutcomeSource
     running_trials: dict[str, RunningTrial]
@@ -165,6 +197,8 @@ class AgentSession(TypedDict):
     """The agent's link when the session started: where its frozen choice is recorded."""
     trials: NotRequired[list[SessionTrial]]
     """The running trials it was assigned to when it started, with its arm in each."""
+    instructions_version: NotRequired[int]
+    """The agent's instructions version served at the start, when it had one."""
 
 
 class Answer(TypedDict):
@@ -202,6 +236,8 @@ class PendingEvaluation(TypedDict):
     started_at: NotRequired[datetime]
     trace: NotRequired[str]
     """The trace of the session start that created it: the worker's log lines join it."""
+    instructions_version: NotRequired[int]
+    """The instructions version the session started with, kept through the freeze."""
 
 
 class EvaluationFields(TypedDict):
@@ -239,6 +275,8 @@ class Summary(EvaluationFields):
     status: EvaluationStatus
     details_expires_at: datetime
     drawn: NotRequired[Drawn]
+    instructions_version: NotRequired[int]
+    """The instructions version the session started with, when the agent had one."""
 
 
 class Clipped(TypedDict):
@@ -327,6 +365,26 @@ class SelectionView(TypedDict):
     createdAt: str
     createdBy: str
     selection: Selection
+
+
+class InstructionsOrigin(TypedDict):
+    trialId: str
+    hypothesisId: str
+    patternId: str | None
+
+
+InstructionsView = TypedDict(
+    "InstructionsView",
+    {
+        "version": int,
+        "text": str,
+        "createdAt": str,
+        "createdBy": str,
+        "reason": str | None,
+        "from": InstructionsOrigin | None,
+    },
+)
+"""An instructions version as published (`from` is a Python keyword, hence this form)."""
 
 
 class OutcomeSourceView(TypedDict):

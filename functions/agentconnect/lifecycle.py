@@ -43,7 +43,7 @@ def fallback_summary(
 ) -> Summary:
     """A frozen summary that applies the default target, for `reason`."""
     fallback = evaluation["fallback"]
-    return {
+    summary: Summary = {
         "seq": evaluation["seq"],
         "at": now or utcnow(),
         "sessionId": evaluation["sessionId"],
@@ -59,6 +59,9 @@ def fallback_summary(
         "status": EvaluationStatus.FROZEN,
         "details_expires_at": evaluation["created_at"],
     }
+    if "instructions_version" in evaluation:
+        summary["instructions_version"] = evaluation["instructions_version"]
+    return summary
 
 
 def _end(

@@ -62,6 +62,7 @@ def recorded(
         "candidate_keys": chosen.drawable,
         "answers": dict(chosen.answers),
         "trial_arms": [f"{each['trial_id']}:{each['arm']}" for each in session.get("trials", [])],
+        "instructions_version": session.get("instructions_version"),
     }
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
     ref = outcome_store.outcome_ref(link["project_id"], session_id, link["agent"])

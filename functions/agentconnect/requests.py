@@ -28,6 +28,19 @@ class EvaluationsParams(AgentParams):
     pageToken: NotRequired[str]
 
 
+class VersionsParams(AgentParams):
+    limit: NotRequired[int]
+    pageToken: NotRequired[str]
+
+
+class InstructionsRequest(TypedDict):
+    """A new text, or a rollback to `fromVersion`'s text: the schema admits exactly one."""
+
+    text: NotRequired[str]
+    fromVersion: NotRequired[int]
+    reason: NotRequired[str]
+
+
 class ReportParams(AgentParams):
     since: NotRequired[str]
     until: NotRequired[str]
@@ -52,5 +65,7 @@ REQUESTS: dict[str, type] = {
     "agentconnect/selection.request": Selection,
     "agentconnect/selection_report.params": ReportParams,
     "agentconnect/outcome_source.request": OutcomeSourceRequest,
+    "agentconnect/instructions.request": InstructionsRequest,
+    "agentconnect/instructions_versions.params": VersionsParams,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

@@ -20,6 +20,8 @@ from functions.agentconnect.documents import (
     OutcomeSource,
     PendingEvaluation,
     Selection,
+    ServedInstructions,
+    StoredInstructions,
     StoredSelection,
     Summary,
 )
@@ -160,6 +162,8 @@ class StartPlan:
     evaluation: PendingEvaluation | Summary
     trials: list[Assignment] = field(default_factory=list)
     """The running trials the session is assigned to, each with its arm."""
+    instructions: StoredInstructions | None = None
+    """The agent's current instructions version, served with the start."""
 
 
 def trials_for(agent: Agent, session_id: str) -> list[Assignment]:
@@ -215,17 +219,29 @@ def plan_start(
     }
     if starting.trace is not None:
         pending["trace"] = starting.trace
+    instructions = agent.get("instructions")
+    if instructions is not None:
+        session["instructions_version"] = pending["instructions_version"] = instructions["version"]
     evaluation = fallback_summary(pending, BUDGET_SPENT, now) if over_budget else pending
-    return StartPlan(seq, session, evaluation, trials)
+    return StartPlan(seq, session, evaluation, trials, instructions)
+
+
+def served(instructions: StoredInstructions | None) -> ServedInstructions | None:
+    """The instructions version a start answers."""
+    if instructions is None:
+        return None
+    return {"version": instructions["version"], "text": instructions["text"]}
 
 
 def start_session(call: Call) -> Reply:
     """Start a session: its evaluation takes the agent's next `seq`. One batched read and
     one commit that creates the evaluation at that `seq` only if no other start took it
     first, and raises the agent's `last_seq` by a `Maximum` transform, so `seq` stays
-    contiguous without a transaction on the agent. A start that lost its `seq` reads
-    again at once: each loss means another start got through, so a burst of
-    `CONDITIONED_TRIES` starts of one agent all land, in about two round trips each. The
+    contiguous without a transaction on the agent. The agent document read holds the
+    current instructions version too, which the start serves and freezes with the
+    session at no further read. A start that lost its `seq` reads again at once: each
+    loss means another start got through, so a burst of `CONDITIONED_TRIES` starts of
+    one agent all land, in about two round trips each. The
     first read also sums the org's token spend: past its budget the evaluation is
     created frozen with the default target, and no Gemini call is made."""
     params, body = call.params_as(AgentParams), call.body_as(SessionStartRequest)
@@ -295,6 +311,7 @@ def start_session(call: Call) -> Reply:
                 }
                 for t in decided.trials
             ],
+            "instructions": served(decided.instructions),
         }
         return Reply(reply, status=202)
 

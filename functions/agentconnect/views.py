@@ -9,11 +9,13 @@ from functions.agentconnect.documents import (
     EvaluationView,
     Fallback,
     FrozenSelection,
+    InstructionsView,
     OutcomeSource,
     OutcomeSourceView,
     Selection,
     SelectionView,
     StepView,
+    StoredInstructions,
     StoredSelection,
     Summary,
 )
@@ -106,6 +108,24 @@ def selection_view(org_id: str, agent_id: str, data: StoredSelection) -> Selecti
         "createdAt": iso(data["created_at"]),
         "createdBy": data["created_by"],
         "selection": data["selection"],
+    }
+
+
+def instructions_view(stored: StoredInstructions) -> InstructionsView:
+    origin = stored["origin"]
+    return {
+        "version": stored["version"],
+        "text": stored["text"],
+        "createdAt": iso(stored["created_at"]),
+        "createdBy": stored["created_by"],
+        "reason": stored["reason"],
+        "from": None
+        if origin is None
+        else {
+            "trialId": origin["trial_id"],
+            "hypothesisId": origin["hypothesis_id"],
+            "patternId": origin["pattern_id"],
+        },
     }
 
 

@@ -342,6 +342,8 @@ def records(
         "details_expires_at": details_expire,
         "drawn": draw,
     }
+    if "instructions_version" in session:
+        summary["instructions_version"] = session["instructions_version"]
     full_answer: FullAnswer | None = None
     if deciding is not None and deciding.answer is not None:
         full_answer = {**deciding.answer, "probabilitySource": deciding.probability_source}

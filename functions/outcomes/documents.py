@@ -45,6 +45,9 @@ class ChoiceRecord(TypedDict):
     """Every step's answer, by step id: the steps walked, or every step when it explored."""
     trial_arms: list[str]
     """`{trial id}:{arm}` for each running trial the session was assigned to."""
+    instructions_version: int | None
+    """The agent's instructions version the session was served at its start; None when
+    it had none."""
 
 
 GENERIC_KINDS = frozenset({"last_events_before_abnormal_end"})

@@ -1,0 +1,87 @@
+"""An agent's standing instructions: every change is a new, immutable version, and the
+current one is copied onto the agent document, which a session start reads anyway, so
+serving it there costs no read."""
+
+from __future__ import annotations
+
+from google.cloud import firestore
+
+from functions.agentconnect import store
+from functions.agentconnect.documents import Agent, StoredInstructions
+from functions.agentconnect.requests import AgentParams, InstructionsRequest, VersionsParams
+from functions.agentconnect.views import instructions_view
+from shared.errors import not_found
+from shared.http import Call, Reply
+from shared.retention import utcnow
+from shared.store import read_as, stream_as, transact, writable
+
+PAGE_SIZE = 20
+
+
+def put_instructions(call: Call) -> Reply:
+    """A new version with the text given, or, for a rollback, with `fromVersion`'s text.
+    One transaction reads the agent's current version and writes the next: two PUTs at
+    once make two consecutive versions."""
+    params, body = call.params_as(AgentParams), call.body_as(InstructionsRequest)
+    org_id, agent_id = params["orgId"], params["id"]
+    agent = store.agent_ref(org_id, agent_id)
+
+    def apply(transaction: firestore.Transaction) -> StoredInstructions:
+        text, rolled_back_from = _text_asked(transaction, org_id, agent_id, body)
+        current = (read_as(agent, Agent, transaction) or {}).get("instructions")
+        stored: StoredInstructions = {
+            "version": current["version"] + 1 if current else 1,
+            "text": text,
+            "created_at": utcnow(),
+            "created_by": call.principal.user_id,
+            "reason": body.get("reason"),
+            "origin": None,
+            "rolled_back_from": rolled_back_from,
+        }
+        ref = store.instructions_ref(org_id, agent_id, stored["version"])
+        transaction.create(ref, writable(stored))
+        transaction.set(agent, {"instructions": writable(stored)}, merge=True)
+        return stored
+
+    return Reply(instructions_view(transact(apply)))
+
+
+def _text_asked(
+    transaction: firestore.Transaction, org_id: str, agent_id: str, body: InstructionsRequest
+) -> tuple[str, int | None]:
+    """The text the new version holds, and the version it was rolled back to (if any)."""
+    if "fromVersion" not in body:
+        return body["text"], None
+    version = body["fromVersion"]
+    earlier = read_as(
+        store.instructions_ref(org_id, agent_id, version), StoredInstructions, transaction
+    )
+    if earlier is None:
+        raise not_found(f"Instructions version {version}")
+    return earlier["text"], version
+
+
+def get_instructions(call: Call) -> Reply:
+    """The current version, from the agent document alone."""
+    params = call.params_as(AgentParams)
+    agent = read_as(store.agent_ref(params["orgId"], params["id"]), Agent) or {}
+    current = agent.get("instructions")
+    if current is None:
+        raise not_found("The agent's instructions")
+    return Reply(instructions_view(current))
+
+
+def list_versions(call: Call) -> Reply:
+    """Every version, newest first: one query of at most `limit + 1` documents; the next
+    page's token, the last version shown, travels in `X-Next-Page-Token`."""
+    params = call.params_as(VersionsParams)
+    limit = params.get("limit", PAGE_SIZE)
+    query = store.instructions(params["orgId"], params["id"]).order_by(
+        "version", direction=firestore.Query.DESCENDING
+    )
+    if "pageToken" in params:
+        query = query.start_after({"version": int(params["pageToken"])})
+    found = list(stream_as(query.limit(limit + 1), StoredInstructions).values())
+    page = found[:limit]
+    headers = {"X-Next-Page-Token": str(page[-1]["version"])} if len(found) > limit else {}
+    return Reply([instructions_view(stored) for stored in page], headers=headers)
