@@ -52,13 +52,20 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _make_bundle(out: Path, venv: Path) -> None:
+    """The bundle, and its requirements installed into a fresh environment by the locked uv
+    the suite installs with (pip took 50 s and both cores for scipy and scikit-learn, which
+    starved the other workers' emulators)."""
     build_bundle(out)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    uv = Path(sys.executable).with_name("uv")
     subprocess.run(
         [
-            str(venv / "bin" / "pip"),
+            str(uv),
+            "pip",
             "install",
             "--quiet",
+            "--python",
+            str(venv / "bin" / "python"),
             "-r",
             str(out / "source" / "requirements.txt"),
         ],
