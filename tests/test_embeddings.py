@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from google.genai import errors, types
-from sklearn.cluster import AgglomerativeClustering
 
 from cli import meaning
 from cli.gemini_stand_in import EMBEDDING_BATCH_LIMIT, GeminiTestServer
@@ -254,31 +252,3 @@ def test_paraphrases_of_one_failure_lie_nearer_than_any_two_different_failures()
     assert sum(within) / len(within) >= 0.8
     assert min(within) >= 0.7
     assert max(across) <= 0.3
-
-
-def purity_and_recall(labels: list[int]) -> tuple[float, float]:
-    """Purity: the share of sentences in a cluster whose largest family is theirs. Recall:
-    the share of sentences in the cluster that holds most of their family."""
-    clusters: dict[int, Counter[str]] = {}
-    for text, label in zip(PARAPHRASES, labels, strict=True):
-        clusters.setdefault(label, Counter())[FAMILY_OF[text]] += 1
-    pure = sum(max(families.values()) for families in clusters.values())
-    held = sum(
-        max(families[name] for families in clusters.values()) for name in meaning.FAILURE_FAMILIES
-    )
-    return pure / len(PARAPHRASES), held / len(PARAPHRASES)
-
-
-@pytest.mark.pure
-def test_clustering_all_paraphrases_recovers_the_families() -> None:
-    vectors = [meaning.embedding(text, 768) for text in PARAPHRASES]
-    clustering = AgglomerativeClustering(
-        n_clusters=None, metric="cosine", linkage="average", distance_threshold=0.5
-    )
-    labels = [int(label) for label in clustering.fit_predict(vectors)]
-
-    purity, recall = purity_and_recall(labels)
-
-    assert purity >= 0.9
-    assert recall >= 0.9
-    assert len(set(labels)) == len(meaning.FAILURE_FAMILIES)

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import AgglomerativeClustering, MiniBatchKMeans
 
 EXACT_AT_MOST = 3_000
 MICRO_GROUPS = 1_000
@@ -60,6 +59,9 @@ def groups(
 
 
 def _tree_cut(matrix: np.ndarray, distance: float) -> np.ndarray:
+    # scikit-learn takes two seconds to import: only a refresh that groups pays for it.
+    from sklearn.cluster import AgglomerativeClustering
+
     return np.asarray(
         AgglomerativeClustering(
             n_clusters=None, metric="cosine", linkage="average", distance_threshold=distance
@@ -72,6 +74,8 @@ def _labels(matrix: np.ndarray, distance: float) -> np.ndarray:
     micro-groups' centres when there are too many to hold every pairwise distance."""
     if len(matrix) <= EXACT_AT_MOST:
         return _tree_cut(matrix, distance)
+    from sklearn.cluster import MiniBatchKMeans
+
     micro = MiniBatchKMeans(
         n_clusters=MICRO_GROUPS, random_state=SEED, n_init=1, batch_size=4_096
     ).fit(matrix)

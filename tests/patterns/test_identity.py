@@ -1,4 +1,4 @@
-"""How failure sentences' vectors become groups, and groups keep their patterns' ids."""
+"""How groups keep their patterns' ids across refreshes."""
 
 from __future__ import annotations
 
@@ -6,31 +6,9 @@ import itertools
 
 import pytest
 
-from functions.psychologist.patterns.clustering import cosine_distance, groups
 from functions.psychologist.patterns.identity import matched
-from tests.patterns.vectors import planted
 
 pytestmark = pytest.mark.pure
-
-
-def test_planted_families_come_back_as_groups_largest_first_each_within_its_radius() -> None:
-    vectors = planted(families=4, each=6, spread=0.4)
-    vectors += planted(families=1, each=9, spread=0.4, seed=8)
-    found = groups(vectors)
-    assert [len(group.members) for group in found] == [9, 6, 6, 6, 6]
-    family_of = [index // 6 if index < 24 else 4 for index in range(len(vectors))]
-    for group in found:
-        assert len({family_of[member] for member in group.members}) == 1
-        assert all(
-            cosine_distance(vectors[member], group.centroid) <= group.radius
-            for member in group.members
-        )
-
-
-def test_a_lone_failure_is_no_pattern() -> None:
-    vectors = planted(families=3, each=1, spread=0.1)
-    assert groups(vectors) == []
-    assert groups(vectors[:1]) == []
 
 
 def ids() -> itertools.count[int]:
