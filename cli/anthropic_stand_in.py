@@ -47,6 +47,7 @@ from http import HTTPStatus
 from typing import Any, ClassVar
 
 from cli.stand_in import Answered, Request, StandIn, json_answer, sse_answer, tokens_of
+from cli.stand_in import Recorded as BaseRecorded
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -97,29 +98,8 @@ class Reply:
 
 
 @dataclass
-class Recorded:
-    path: str
-    body: dict[str, Any]
-    headers: dict[str, str]
-    raw: bytes = b""
-    at: float = field(default_factory=time.monotonic)
-    status: int = 0
-    """The HTTP status answered."""
-    sent: bytes = b""
-    """The response body as sent (the whole event stream for a streamed answer)."""
-
-    def header(self, name: str) -> str | None:
-        """A request header by name, in any case (clients spell them differently)."""
-        wanted = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
-
-    @property
-    def model(self) -> str:
-        return str(self.body.get("model", ""))
-
-    @property
-    def stream(self) -> bool:
-        return bool(self.body.get("stream"))
+class Recorded(BaseRecorded):
+    """A Messages request as recorded."""
 
     @property
     def main(self) -> bool:

@@ -69,6 +69,7 @@ from cli.stand_in import (
     sse_answer,
     tokens_of,
 )
+from cli.stand_in import Recorded as BaseRecorded
 
 SHELL_TOOL = "exec_command"
 """The function Codex CLI 0.171 runs shell commands through; its one required argument is
@@ -133,29 +134,8 @@ class Reply:
 
 
 @dataclass
-class Recorded:
-    path: str
-    body: dict[str, Any]
-    headers: dict[str, str]
-    raw: bytes = b""
-    at: float = field(default_factory=time.monotonic)
-    status: int = 0
-    """The HTTP status answered."""
-    sent: bytes = b""
-    """The response body as sent (the whole event stream for a streamed answer)."""
-
-    def header(self, name: str) -> str | None:
-        """A request header by name, in any case."""
-        wanted = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
-
-    @property
-    def model(self) -> str:
-        return str(self.body.get("model", ""))
-
-    @property
-    def stream(self) -> bool:
-        return bool(self.body.get("stream"))
+class Recorded(BaseRecorded):
+    """A Responses request as recorded."""
 
     @property
     def reasoning_effort(self) -> str | None:

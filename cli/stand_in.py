@@ -17,6 +17,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,6 +72,34 @@ class Request:
         except ValueError:
             return {}
         return body if isinstance(body, dict) else {}
+
+
+@dataclass
+class Recorded:
+    """A model request as a stand-in keeps it for the tests: what came and what was sent."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    raw: bytes = b""
+    at: float = field(default_factory=time.monotonic)
+    status: int = 0
+    """The HTTP status answered."""
+    sent: bytes = b""
+    """The response body as sent (the whole event stream for a streamed answer)."""
+
+    def header(self, name: str) -> str | None:
+        """A request header by name, in any case (clients spell them differently)."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
 
 
 def json_answer(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Answered:
