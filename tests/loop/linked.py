@@ -139,7 +139,10 @@ def by_title(title: str, prompt: str) -> tuple[Any, float]:
 
 @pytest.fixture
 def loop(configured: Connect, configure: Configure) -> Loop:
-    configure(PSYCHOLOGIST_GEMINI_BATCH="off")
+    """A project linked to the agent; its sessions' ends ask no summary of the summary
+    model (the loop's tests count sessions and choices, not summaries, and dozens of ends
+    each making one more call slowed them past their waits under a full run)."""
+    configure(PSYCHOLOGIST_GEMINI_BATCH="off", PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
     world = configured.world
     project = world.tenant("project")
     world.member(project, "ada", "viewer")
