@@ -15,7 +15,8 @@ API over HTTP and imports nothing from `functions/`:
 3. refuses an agent argument the chosen runtime refuses (it would override a chosen
    setting, or run another session); maps the target onto the runtime's own arguments
    through its row of `RUNTIMES` (a permission mode the runtime has no equal for is
-   refused, never raised), adds a treatment arm's suggestion to the agent's instructions,
+   refused, never raised), adds the agent's standing instructions (the version the session
+   start served), followed by a treatment arm's suggestion, to the runtime's instructions,
    and sends its telemetry to the linked project's OTLP endpoints under the linked agent
    name: through its environment (the bearer there only), or, for a runtime configured by
    its arguments alone that names its own session (Codex), through a loopback relay
@@ -158,10 +159,11 @@ class Runtime:
     fast_mode: Template | None
     """Taking `on` or `off`; None: the runtime has none (said when chosen)."""
     instructions: Template
-    """Carrying a treatment arm's suggestion, or the folder holding `context_file`."""
+    """Carrying the instructions added (the standing instructions and a treatment arm's
+    suggestion), or the folder holding `context_file`."""
     context_file: str | None
-    """Set: the suggestion goes in a file of this name in a folder made for the run (and
-    removed after), and `instructions` carries the folder."""
+    """Set: the instructions added go in a file of this name in a folder made for the run
+    (and removed after), and `instructions` carries the folder."""
     telemetry: ByEnvironment | ByRelay
     overriding: frozenset[str]
     """Agent flags refused: each would override a chosen setting, the session or its
@@ -251,6 +253,9 @@ GEMINI_CLI = Runtime(
     effort=None,
     efforts=frozenset(),
     fast_mode=None,
+    # An included directory is a workspace directory, and Gemini CLI loads the GEMINI.md of
+    # every workspace directory as context sent with every prompt
+    # (https://geminicli.com/docs/cli/gemini-md, "Environment and workspace context files").
     instructions=("--include-directories", "{value}"),
     context_file="GEMINI.md",
     telemetry=ByEnvironment(
@@ -470,7 +475,7 @@ def config_key(setting: str) -> str:
 def refused_sentence(what: str, runtime: Runtime) -> str:
     return (
         f"{what} is refused: it would override what the launcher sets for {runtime.label} "
-        "(the chosen model, effort, permission mode, fast mode, session, suggestion or "
+        "(the chosen model, effort, permission mode, fast mode, session, instructions or "
         "telemetry), and the recorded choice must be what ran."
     )
 
@@ -528,12 +533,31 @@ def chosen_args(
     return args, not_applied
 
 
-def instructions_args(runtime: Runtime, suggestion: str, folder: Path) -> list[str]:
-    """The arguments adding a treatment arm's suggestion to the agent's instructions;
-    `folder` holds the runtime's context file, when it takes one."""
-    if not suggestion:
+def instructions_added(
+    standing: Mapping[str, Any] | None, trials: Sequence[Mapping[str, Any]]
+) -> str:
+    """What the launcher adds to the runtime's instructions: the standing instructions the
+    session start served (`{version, text}`, or None), followed by the suggestion of each
+    trial that put the session in its treatment arm; empty when there is neither (a control
+    arm adds nothing to the standing instructions)."""
+    standing_text = [standing["text"]] if standing and standing.get("text") else []
+    suggestions = [t["sugestao"] for t in trials if t["arm"] == "treatment" and t["sugestao"]]
+    return "\n\n".join([*standing_text, *suggestions])
+
+
+def context_files(runtime: Runtime, text: str) -> dict[str, str]:
+    """The files the launcher writes into its own folder for the run (never into the
+    user's): the runtime's context file holding `text`, when it takes one and there is
+    text to add."""
+    return {runtime.context_file: text + "\n"} if text and runtime.context_file else {}
+
+
+def instructions_args(runtime: Runtime, text: str, folder: Path) -> list[str]:
+    """The arguments adding `text` to the agent's instructions; `folder` holds the
+    runtime's context file, when it takes one."""
+    if not text:
         return []
-    return filled(runtime.instructions, str(folder) if runtime.context_file else suggestion)
+    return filled(runtime.instructions, str(folder) if runtime.context_file else text)
 
 
 def agent_command(
@@ -615,7 +639,13 @@ class Plan:
     route: str
     trials: list[dict[str, Any]]
     telemetry: Telemetry | None
+    instructions: dict[str, Any] | None = None
+    """The standing instructions the session start served (`{version, text}`), or None."""
     not_applied: list[str] = field(default_factory=list)
+
+    @property
+    def instructions_version(self) -> int | None:
+        return self.instructions["version"] if self.instructions else None
 
     def summary(self) -> str:
         target = self.target
@@ -633,6 +663,8 @@ class Plan:
         if runtime is not None and runtime.fast_mode is not None:
             settings.append(f"fast mode {'on' if target['fastMode'] else 'off'}")
         settings += [f"{reason}, not applied" for reason in self.not_applied]
+        version = self.instructions_version
+        standing = "no instructions" if version is None else f"instructions v{version}"
         trials = ", ".join(f"trial {t['trialId']} {t['arm']}" for t in self.trials) or "no trial"
         where = (
             f"telemetry to project {self.telemetry.project} as {self.telemetry.agent}"
@@ -641,7 +673,7 @@ class Plan:
         )
         return (
             f"evidencia launch: {target['runtime']} ({'; '.join(settings)}) by {self.route}; "
-            f"{trials}; {where}; session {self.session_id}"
+            f"{standing}; {trials}; {where}; session {self.session_id}"
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -651,6 +683,7 @@ class Plan:
             "seq": self.seq,
             "target": self.target,
             "route": self.route,
+            "instructionsVersion": self.instructions_version,
             "trials": [{"trialId": t["trialId"], "arm": t["arm"]} for t in self.trials],
             "telemetry": {"projectId": self.telemetry.project, "agent": self.telemetry.agent}
             if self.telemetry
@@ -860,6 +893,7 @@ class Launcher:
             route_of(evaluation),
             started["trials"],
             telemetry,
+            started.get("instructions"),
         )
         runtime = RUNTIMES.get(target["runtime"])
         if runtime is None:
@@ -891,17 +925,16 @@ class Launcher:
     def run(
         self, runtime: Runtime, chosen: Sequence[str], plan: Plan, agent_args: Sequence[str]
     ) -> int:
-        """Run the agent (`chosen`: its executable and the chosen settings) with a treatment
-        arm's suggestion and its telemetry to the project, to its end; its return code."""
-        suggestion = "\n\n".join(
-            t["sugestao"] for t in plan.trials if t["arm"] == "treatment" and t["sugestao"]
-        )
+        """Run the agent (`chosen`: its executable and the chosen settings) with the standing
+        instructions and a treatment arm's suggestion added, and its telemetry to the
+        project, to its end; its return code."""
+        text = instructions_added(plan.instructions, plan.trials)
         with ExitStack() as stack:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evidencia-")))
-            if suggestion and runtime.context_file:
-                (folder / runtime.context_file).write_text(suggestion + "\n")
+            for name, content in context_files(runtime, text).items():
+                (folder / name).write_text(content)
             relay = stack.enter_context(self.relay(runtime, plan))
-            added = instructions_args(runtime, suggestion, folder)
+            added = instructions_args(runtime, text, folder)
             added += telemetry_args(runtime, relay)
             executable, *settings = chosen
             command = agent_command(runtime, executable, [*settings, *added], agent_args)
@@ -967,7 +1000,8 @@ def parser() -> argparse.ArgumentParser:
     command = argparse.ArgumentParser(
         prog="evidencia launch",
         description="Run a coding agent as AgentConnect chooses, its telemetry to the "
-        "Psychologist, its trial's suggestion applied, its session ended by its exit. "
+        "Psychologist, its standing instructions and its trial's suggestion applied, its "
+        "session ended by its exit. "
         "Reads EVIDENCIA_URL and EVIDENCIA_TOKEN.",
         epilog="Arguments after -- go to the agent unchanged, except those that would "
         "override a chosen setting, which are refused.",

@@ -221,6 +221,15 @@ class Launch:
         """Codex is the stand-in from now on."""
         self.extra_env["EVIDENCIA_CODEX"] = str(self.bin / "codex-stand-in")
 
+    def instruct(self, body: dict[str, Any]) -> int:
+        """A new version of the agent's standing instructions, PUT through HTTP by its
+        admin (`{text}`, or a rollback `{fromVersion}`); its version."""
+        connect = self.loop.connect
+        reply = connect.api.call("PUT", connect.path("/instructions"), body, token=connect.admin)
+        assert reply.status_code == 200, reply.text
+        version: int = reply.json()["version"]
+        return version
+
     def choose(self, selection: dict[str, Any]) -> None:
         """Configure the agent's selection anew."""
         reply = self.loop.connect.configure(selection)

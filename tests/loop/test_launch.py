@@ -1,6 +1,7 @@
 """`evidencia launch` runs the real Claude Code and Gemini CLI (npm-locked) behind recording
 wrappers, against the model stand-ins and the real API, emulator and workers: the agent
-runs with what AgentConnect chose, a treatment arm's suggestion reaches its model, its own
+runs with what AgentConnect chose, the agent's standing instructions (the version served
+at the start) and a treatment arm's suggestion reach its model, its own
 telemetry lands in the linked project under the linked agent name, and its session ends
 as the agent exited. Codex runs as a stand-in exporting a real capture through the relay;
 its row's arguments are checked pure."""
@@ -46,11 +47,16 @@ from tests.loop.tried import Tried
 __all__ = ["anthropic", "gemini_model", "launcher", "openai_model"]
 
 SUGGESTION = "Add an explicit definition-of-done criterion to the instruction."
+FIRST_TEXT = "Run the unit tests before you say a change is done."
+SECOND_TEXT = "Keep every change under fifty lines."
 
 
 def test_claude_code_runs_as_chosen_with_the_treatment_suggestion_and_ends_closed(
     launcher: Launch, tried: Tried
 ) -> None:
+    """Version 1 of the standing instructions, PUT through HTTP, reaches the model's system
+    prompt, followed by the treatment arm's suggestion; the summary names the version."""
+    assert launcher.instruct({"text": FIRST_TEXT}) == 1
     trial = tried.start_trial(share=0.5).json()["id"]
     launcher.claude_model.use_tool("Bash", {"command": "echo checked"})
     launcher.claude_model.answer_text("Done.")
@@ -64,16 +70,16 @@ def test_claude_code_runs_as_chosen_with_the_treatment_suggestion_and_ends_close
     assert ran.flag("--permission-mode") == "bypassPermissions"
     assert ran.flag("--fast-mode") == "off"
     assert ran.flag("--session-id") == session
-    assert ran.flag("--append-system-prompt") == SUGGESTION
+    assert ran.flag("--append-system-prompt") == f"{FIRST_TEXT}\n\n{SUGGESTION}"
     assert not any(launcher.token in arg for arg in ran.argv), "the bearer is never in argv"
     assert "OTEL_EXPORTER_OTLP_HEADERS" in ran.records[0]["env"]
     assert "EVIDENCIA_TOKEN" not in ran.records[0]["env"]
     main = [r for r in launcher.claude_model.requests if r.main]
     assert {r.model for r in main} == {CLAUDE_TARGET["model"]}
-    assert all(SUGGESTION in r.system for r in main)
+    assert all(r.system.index(FIRST_TEXT) < r.system.index(SUGGESTION) for r in main)
     assert all(r.body.get("output_config", {}).get("effort") == "high" for r in main)
     [summary] = [line for line in ran.stderr.splitlines() if "by rule" in line]
-    assert f"trial {trial} treatment" in summary
+    assert f"instructions v1; trial {trial} treatment" in summary
     assert f"telemetry to project {launcher.loop.project} as dev-api" in summary
 
     stored = launcher.session(session)
@@ -86,20 +92,31 @@ def test_claude_code_runs_as_chosen_with_the_treatment_suggestion_and_ends_close
     assert launcher.settled_analysis(session)["trigger"] == "session_end"
 
 
-def test_a_control_session_runs_with_nothing_added_to_its_instructions(
+def test_a_control_session_gets_the_standing_instructions_alone_in_the_version_in_force(
     launcher: Launch, tried: Tried
 ) -> None:
+    """A control session's model gets the version in force at its start and no suggestion;
+    after a rollback to version 1 (a new version 3 with its text), the next session's
+    model gets version 1's text, and its summary names version 3."""
+    assert launcher.instruct({"text": FIRST_TEXT}) == 1
+    assert launcher.instruct({"text": SECOND_TEXT}) == 2
     trial = tried.start_trial(share=0.5).json()["id"]
-    launcher.claude_model.answer_text("Done.")
 
-    ran = launcher.run("Fix it.", title="deep dive", session_id=session_in("control", trial))
-
-    assert ran.code == 0, ran.stderr
-    assert "--append-system-prompt" not in ran.argv
-    main = [r for r in launcher.claude_model.requests if r.main]
-    assert main
-    assert not any(SUGGESTION in r.system for r in main)
-    assert f"trial {trial} control" in ran.stderr
+    systems: dict[int, list[str]] = {}
+    for version in (2, 3):
+        if version == 3:
+            assert launcher.instruct({"fromVersion": 1, "reason": "roll back"}) == 3
+        before = len(launcher.claude_model.requests)
+        launcher.claude_model.answer_text("Done.")
+        ran = launcher.run("Fix it.", title="deep dive", session_id=session_in("control", trial))
+        assert ran.code == 0, ran.stderr
+        assert ran.flag("--append-system-prompt") == (SECOND_TEXT if version == 2 else FIRST_TEXT)
+        systems[version] = [r.system for r in launcher.claude_model.requests[before:] if r.main]
+        assert systems[version]
+        assert f"instructions v{version}; trial {trial} control" in ran.stderr
+    assert all(SECOND_TEXT in s and FIRST_TEXT not in s for s in systems[2])
+    assert all(FIRST_TEXT in s and SECOND_TEXT not in s for s in systems[3])
+    assert not any(SUGGESTION in s for found in systems.values() for s in found)
 
 
 def test_a_run_the_model_refuses_ends_abnormally_with_the_agents_exit_code(
@@ -124,13 +141,18 @@ def test_gemini_cli_runs_with_its_own_approval_mode_and_says_what_it_cannot_appl
     launcher: Launch, tried: Tried
 ) -> None:
     """bypassPermissions is Gemini CLI's yolo; it has no effort setting, which the summary
-    says; a treatment session's suggestion reaches the model in a context file of its own
-    (nothing is written into the user's files), a control session's does not."""
+    says. The standing instructions reach the model in a context file of the launcher's own
+    folder, beside the user's own GEMINI.md, which is neither changed nor left out:
+    version 1 and the suggestion in a treatment session, then version 2 alone in the next
+    session, a control one."""
     trial = tried.start_trial(share=0.5).json()["id"]
+    user_context = launcher.home / ".gemini" / "GEMINI.md"
+    user_context.write_text("The user's own context: answer in English.\n")
     user_files = {p: p.stat().st_mtime for p in launcher.home.rglob("*") if p.is_file()}
 
-    seen: dict[str, bool] = {}
-    for arm in ("treatment", "control"):
+    seen: dict[str, tuple[bool, ...]] = {}
+    for arm, text in (("treatment", FIRST_TEXT), ("control", SECOND_TEXT)):
+        version = launcher.instruct({"text": text})
         before = len(launcher.gemini_model.requests)
         ran = launcher.run("Fix it.", title="small fix", session_id=session_in(arm, trial))
         assert ran.code == 0, ran.stderr
@@ -141,10 +163,15 @@ def test_gemini_cli_runs_with_its_own_approval_mode_and_says_what_it_cannot_appl
         assert "effort medium: Gemini CLI has no effort setting, not applied" in ran.stderr
         main = [r for r in launcher.gemini_model.requests[before:] if r.purpose is None]
         assert {r.model for r in main} == {GEMINI_TARGET["model"]}
-        seen[arm] = any(SUGGESTION in json.dumps(r.body) for r in main)
+        sent = [json.dumps(r.body) for r in main]
+        seen[arm] = tuple(
+            all(said in body for body in sent)
+            for said in (FIRST_TEXT, SECOND_TEXT, SUGGESTION, "The user's own context")
+        )
+        assert f"instructions v{version}; trial {trial} {arm}" in ran.stderr
         stored = launcher.session(ran.session_id)
         assert (stored["state"], stored["source"]) == ("closed", "gemini-cli")
-    assert seen == {"treatment": True, "control": False}
+    assert seen == {"treatment": (True, False, True, True), "control": (False, True, False, True)}
     assert not list(launcher.work.iterdir()), "nothing written where the agent works"
     for path, mtime in user_files.items():
         assert path.stat().st_mtime == mtime, f"{path} was changed"
@@ -162,6 +189,7 @@ def test_codex_runs_as_chosen_with_the_treatment_suggestion_and_joins_the_launch
     the relay, in the launched session (not the one Codex names itself) under the linked
     agent name, and the bearer is in neither its arguments nor its environment."""
     launcher.choose(CODEX_LAUNCHED)
+    launcher.instruct({"text": FIRST_TEXT})
     trial = tried.start_trial(share=0.5).json()["id"]
     launcher.codex_model.run_command("echo checked")
     launcher.codex_model.answer_text("Done.")
@@ -182,10 +210,11 @@ def test_codex_runs_as_chosen_with_the_treatment_suggestion_and_joins_the_launch
     requests = launcher.codex_model.requests
     assert len(requests) == 2
     assert {(r.model, r.reasoning_effort) for r in requests} == {(CODEX_TARGET["model"], "high")}
-    assert all(any(SUGGESTION in text for text in r.texts("developer")) for r in requests)
+    expected = f"{FIRST_TEXT}\n\n{SUGGESTION}"
+    assert all(any(expected in text for text in r.texts("developer")) for r in requests)
     [summary] = [line for line in ran.stderr.splitlines() if "by rule" in line]
     assert "codex (gpt-5.5; effort high; -s workspace-write)" in summary
-    assert f"trial {trial} treatment" in summary
+    assert f"instructions v1; trial {trial} treatment" in summary
 
     stored = launcher.session(session)
     assert (stored["state"], stored["cause"]) == ("closed", None)
@@ -201,7 +230,8 @@ def test_codex_runs_as_chosen_with_the_treatment_suggestion_and_joins_the_launch
 def test_a_codex_control_session_gets_nothing_added_and_a_failing_run_ends_with_its_code(
     launcher: Launch, tried: Tried
 ) -> None:
-    """Refused every time (Codex 0.171 tries a turn six times), Codex exits 1."""
+    """With no standing instructions, a control session adds nothing; refused every time
+    (Codex 0.171 tries a turn six times), Codex exits 1."""
     launcher.choose(CODEX_LAUNCHED)
     trial = tried.start_trial(share=0.5).json()["id"]
     launcher.codex_model.fail(times=10)
@@ -215,6 +245,7 @@ def test_a_codex_control_session_gets_nothing_added_and_a_failing_run_ends_with_
 
     assert ran.code == 1, ran.stderr
     assert not any("developer_instructions" in arg for arg in ran.argv)
+    assert f"no instructions; trial {trial} control" in ran.stderr
     requests = launcher.codex_model.requests
     assert requests
     assert not any(SUGGESTION in text for r in requests for text in r.texts("developer"))
@@ -356,6 +387,8 @@ def test_no_outcome_source_runs_without_telemetry_and_says_so(launcher: Launch) 
     said = [json.loads(line) for line in ran.stderr.splitlines()]
     launched = next(line for line in said if line["event"] == "launched")
     assert (launched["telemetry"], launched["route"]) == (None, "rule")
+    assert launched["instructionsVersion"] is None
+    assert "--append-system-prompt" not in ran.argv, "no instructions, no trial: nothing added"
     ended = next(line for line in said if line["event"] == "ended")
     assert (ended["state"], ended["logged"]) == ("closed", False)
 
@@ -555,6 +588,66 @@ def test_a_suggestion_reaches_codex_as_a_toml_string_whatever_it_holds() -> None
     assert settings_of(argv)["developer_instructions"] == suggestion
     assert argv.index("-c", argv.index("-s")) < argv.index("--json"), "before the agent's own"
     assert "developer_instructions" not in " ".join(codex_argv(CODEX_TARGET)), "a control's"
+
+
+STANDING = {"version": 2, "text": FIRST_TEXT}
+FOLDER = Path("/unused/evidencia-run")
+
+
+def arm(name: str) -> list[dict[str, Any]]:
+    """A session start's trials: one, the session in arm `name`."""
+    return [{"trialId": "t-1", "hypothesisId": "h-1", "arm": name, "sugestao": SUGGESTION}]
+
+
+def given(runtime: launch.Runtime, standing: dict[str, Any] | None, trials: list[Any]) -> Any:
+    """What `runtime` is given to add to its instructions: its argument's text (a Codex
+    setting read as TOML), or its context file's text in the folder its argument names;
+    None when nothing is added."""
+    text = launch.instructions_added(standing, trials)
+    args = launch.instructions_args(runtime, text, FOLDER)
+    files = launch.context_files(runtime, text)
+    if not args:
+        assert files == {}, "no context file either"
+        return None
+    if runtime.context_file:
+        assert args == ["--include-directories", str(FOLDER)]
+        assert list(files) == [runtime.context_file]
+        return files[runtime.context_file]
+    settings = settings_of(args) if args[0] == "-c" else {}
+    return settings.get("developer_instructions", args[-1])
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize(
+    ("runtime", "ending"), [(CLAUDE_CODE, ""), (GEMINI_CLI, "\n"), (CODEX, "")]
+)
+def test_every_runtime_gets_the_standing_instructions_and_a_treatment_its_suggestion_after(
+    runtime: launch.Runtime, ending: str
+) -> None:
+    """Claude Code's `--append-system-prompt`, Gemini CLI's GEMINI.md in the launcher's own
+    folder and Codex's `developer_instructions` carry the standing instructions followed by
+    the suggestion in a treatment arm, the standing instructions alone in a control arm or
+    with no trial, the suggestion alone with no standing instructions, and nothing when
+    there is neither."""
+    both = f"{FIRST_TEXT}\n\n{SUGGESTION}"
+    assert given(runtime, STANDING, arm("treatment")) == both + ending
+    assert given(runtime, STANDING, arm("control")) == FIRST_TEXT + ending
+    assert given(runtime, STANDING, []) == FIRST_TEXT + ending
+    assert given(runtime, None, arm("treatment")) == SUGGESTION + ending
+    assert given(runtime, None, arm("control")) is None
+    assert given(runtime, None, []) is None
+
+
+@pytest.mark.pure
+def test_the_summary_names_the_instructions_version_or_says_there_is_none() -> None:
+    trials = arm("control")
+    plan = launch.Plan("s-1", 4, CLAUDE_TARGET, "rule", trials, None, STANDING)
+    assert "; instructions v2; trial t-1 control;" in plan.summary()
+    assert plan.as_json()["instructionsVersion"] == 2
+    assert FIRST_TEXT not in plan.summary() + json.dumps(plan.as_json()), "the version only"
+    bare = launch.Plan("s-1", 4, CLAUDE_TARGET, "rule", [], None, None)
+    assert "; no instructions; no trial;" in bare.summary()
+    assert bare.as_json()["instructionsVersion"] is None
 
 
 @pytest.mark.pure
