@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from functions.outcomes.documents import RunningTrial
+from functions.outcomes.documents import RunningTrial, StoredInstructions
 
 
 class EvaluationStatus(StrEnum):
@@ -125,28 +125,6 @@ class OutcomeSource(Link):
     created_at: datetime
 
 
-class TrialOrigin(TypedDict):
-    """The trial an instructions version was adopted from, and what it tested."""
-
-    trial_id: str
-    hypothesis_id: str
-    pattern_id: str | None
-
-
-class StoredInstructions(TypedDict):
-    """`orgs/{o}/agents/{a}/instructions/{version}`: every version, kept and never changed."""
-
-    version: int
-    text: str
-    created_at: datetime
-    created_by: str
-    reason: str | None
-    origin: TrialOrigin | None
-    """Set when a trial's suggestion was adopted; None for a person's edit or a rollback."""
-    rolled_back_from: int | None
-    """The version whose text a rollback took again; None otherwise."""
-
-
 class ServedInstructions(TypedDict):
     """The instructions version a session start answers, as the runtime applies it."""
 
@@ -179,7 +157,7 @@ class StoredSelection(TypedDict):
 
 class SessionTrial(TypedDict):
     trial_id: str
-    hypothesis_id: str
+    hypothesis_id: str | None
     arm: str
 
 
@@ -369,7 +347,7 @@ class SelectionView(TypedDict):
 
 class InstructionsOrigin(TypedDict):
     trialId: str
-    hypothesisId: str
+    hypothesisId: str | None
     patternId: str | None
 
 

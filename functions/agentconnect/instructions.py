@@ -7,13 +7,14 @@ from __future__ import annotations
 from google.cloud import firestore
 
 from functions.agentconnect import store
-from functions.agentconnect.documents import Agent, StoredInstructions
+from functions.agentconnect.documents import Agent
 from functions.agentconnect.requests import AgentParams, InstructionsRequest, VersionsParams
 from functions.agentconnect.views import instructions_view
+from functions.outcomes.documents import StoredInstructions
+from functions.outcomes.instructions import Change, add_version, instructions, instructions_ref
 from shared.errors import not_found
 from shared.http import Call, Reply
-from shared.retention import utcnow
-from shared.store import read_as, stream_as, transact, writable
+from shared.store import read_as, stream_as, transact
 
 PAGE_SIZE = 20
 
@@ -29,19 +30,8 @@ def put_instructions(call: Call) -> Reply:
     def apply(transaction: firestore.Transaction) -> StoredInstructions:
         text, rolled_back_from = _text_asked(transaction, org_id, agent_id, body)
         current = (read_as(agent, Agent, transaction) or {}).get("instructions")
-        stored: StoredInstructions = {
-            "version": current["version"] + 1 if current else 1,
-            "text": text,
-            "created_at": utcnow(),
-            "created_by": call.principal.user_id,
-            "reason": body.get("reason"),
-            "origin": None,
-            "rolled_back_from": rolled_back_from,
-        }
-        ref = store.instructions_ref(org_id, agent_id, stored["version"])
-        transaction.create(ref, writable(stored))
-        transaction.set(agent, {"instructions": writable(stored)}, merge=True)
-        return stored
+        change = Change(text, call.principal.user_id, body.get("reason"), None, rolled_back_from)
+        return add_version(transaction, agent, current, change)
 
     return Reply(instructions_view(transact(apply)))
 
@@ -53,9 +43,7 @@ def _text_asked(
     if "fromVersion" not in body:
         return body["text"], None
     version = body["fromVersion"]
-    earlier = read_as(
-        store.instructions_ref(org_id, agent_id, version), StoredInstructions, transaction
-    )
+    earlier = read_as(instructions_ref(org_id, agent_id, version), StoredInstructions, transaction)
     if earlier is None:
         raise not_found(f"Instructions version {version}")
     return earlier["text"], version
@@ -76,7 +64,7 @@ def list_versions(call: Call) -> Reply:
     page's token, the last version shown, travels in `X-Next-Page-Token`."""
     params = call.params_as(VersionsParams)
     limit = params.get("limit", PAGE_SIZE)
-    query = store.instructions(params["orgId"], params["id"]).order_by(
+    query = instructions(params["orgId"], params["id"]).order_by(
         "version", direction=firestore.Query.DESCENDING
     )
     if "pageToken" in params:

@@ -21,7 +21,6 @@ from functions.agentconnect.documents import (
     PendingEvaluation,
     Selection,
     ServedInstructions,
-    StoredInstructions,
     StoredSelection,
     Summary,
 )
@@ -43,6 +42,7 @@ from functions.agentconnect.views import (
     outcome_source_view,
     selection_view,
 )
+from functions.outcomes.documents import StoredInstructions
 from functions.outcomes.trials import Assignment, assignments
 from shared import auth, jobs, logs
 from shared.clients import db
@@ -306,6 +306,7 @@ def start_session(call: Call) -> Reply:
                 {
                     "trialId": t.trial_id,
                     "hypothesisId": t.trial["hypothesis_id"],
+                    "patternId": t.trial.get("pattern_id"),
                     "arm": t.arm,
                     "sugestao": t.trial["sugestao"],
                 }

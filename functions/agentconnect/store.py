@@ -4,7 +4,7 @@ orgs/{o}                                           tenant
 orgs/{o}/usage/{k}                                 `tokens_used`: Gemini tokens (shared.spend)
 orgs/{o}/agents/{a}                                selection_version, last_seq, instructions
 orgs/{o}/agents/{a}/selections/{version}           immutable selection versions
-orgs/{o}/agents/{a}/instructions/{version}         immutable instructions versions
+orgs/{o}/agents/{a}/instructions/{version}         immutable instructions versions (outcomes)
 orgs/{o}/agents/{a}/agent_sessions/{s}             a started session (its creation runs the worker)
 orgs/{o}/agents/{a}/evaluations/{seq}              the frozen summary, kept
 orgs/{o}/agents/{a}/evaluation_details/{seq}       the details, expiring after 24 h (TTL)
@@ -68,11 +68,3 @@ def spend(org_id: str) -> Spend:
 def spend_of(evaluation: firestore.DocumentReference) -> Spend:
     """The spend of the org an evaluation belongs to."""
     return spend(evaluation.path.split("/")[1])
-
-
-def instructions(org_id: str, agent_id: str) -> firestore.CollectionReference:
-    return collection("orgs", org_id, "agents", agent_id, "instructions")
-
-
-def instructions_ref(org_id: str, agent_id: str, version: int) -> firestore.DocumentReference:
-    return document("orgs", org_id, "agents", agent_id, "instructions", str(version))

@@ -15,11 +15,11 @@ from functions.agentconnect.documents import (
     Selection,
     SelectionView,
     StepView,
-    StoredInstructions,
     StoredSelection,
     Summary,
 )
 from functions.agentconnect.selection import steps_of
+from functions.outcomes.documents import StoredInstructions
 from shared import auth
 from shared.clients import db
 from shared.retention import is_expired, iso, utcnow

@@ -69,21 +69,35 @@ class RunningTrial(TypedDict):
     """`orgs/{o}/agents/{a}.running_trials.{t}`: what a session start needs of a trial."""
 
     project_id: str
-    hypothesis_id: str
+    hypothesis_id: str | None
+    """None for a pattern's trial (`pattern_id` names it)."""
+    pattern_id: NotRequired[str | None]
     share: float
     sugestao: str
     max_sessions: int | None
     assigned: int
 
 
+class StopCause(StrEnum):
+    """Who stopped a trial when no person did."""
+
+    GUARDRAIL = "guardrail"
+    """Its verdict read `worse`, or its one-sided test found harm: treatment stops at once."""
+    AUTO_ADOPT = "autoAdopt"
+    """Started with `autoAdopt`, its verdict read `improved`: its suggestion was adopted."""
+
+
 class Trial(TypedDict):
-    """`projects/{p}/trials/{t}`: a randomised trial of an accepted hypothesis's suggestion,
-    with what calibration counts of it (the hypothesis's confidence, agent and creation;
-    the verdict stored when it stops)."""
+    """`projects/{p}/trials/{t}`: a randomised trial of an accepted hypothesis's or
+    pattern's suggestion, with what calibration counts of a hypothesis's (its confidence,
+    agent and creation; the verdict stored when it stops)."""
 
     id: str
     project_id: str
-    hypothesis_id: str
+    hypothesis_id: str | None
+    """None for a pattern's trial."""
+    pattern_id: NotRequired[str | None]
+    """Set for a pattern's trial, whose verdict is on the pattern's own rate per arm."""
     org_id: str
     agent_id: str
     share: float
@@ -93,11 +107,43 @@ class Trial(TypedDict):
     started_by: str
     stopped_at: datetime | None
     stopped_by: NotRequired[str]
+    """A person's id, or a `StopCause`."""
     stop_reason: NotRequired[str | None]
     agenteAlvo: str
-    confiancaPercent: float
-    createdAt: datetime
+    confiancaPercent: NotRequired[float]
+    """A hypothesis's: a pattern's trial has none, so calibration never counts it."""
+    createdAt: NotRequired[datetime]
     """The hypothesis's creation: calibration's window."""
     signal_kinds: list[str]
+    sugestao: NotRequired[str]
+    auto_adopt: NotRequired[bool]
+    """Adopt the suggestion the first time the verdict reads `improved`."""
+    adopted_as: NotRequired[int | None]
+    """The instructions version the suggestion became."""
+    resolved: NotRequired[bool]
+    """A pattern's trial that read `improved` and resolved its pattern."""
     verdict: str | None
     """The randomized verdict when it stopped (None while running)."""
+
+
+class TrialOrigin(TypedDict):
+    """The trial an instructions version was adopted from, and what it tested."""
+
+    trial_id: str
+    hypothesis_id: str | None
+    pattern_id: str | None
+
+
+class StoredInstructions(TypedDict):
+    """`orgs/{o}/agents/{a}/instructions/{version}`: every version, kept and never changed;
+    the current one is copied on the agent document (`instructions`)."""
+
+    version: int
+    text: str
+    created_at: datetime
+    created_by: str
+    reason: str | None
+    origin: TrialOrigin | None
+    """Set when a trial's suggestion was adopted; None for a person's edit or a rollback."""
+    rolled_back_from: int | None
+    """The version whose text a rollback took again; None otherwise."""

@@ -73,6 +73,8 @@ class ArmCounts:
     abnormal: int
     kinds: dict[str, int]
     """Joined sessions showing each signal kind."""
+    pattern: int | None = None
+    """For a pattern's trial, joined sessions whose summary joined the pattern."""
 
     @property
     def lost(self) -> int:

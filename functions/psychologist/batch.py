@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.psychologist import store, worker
+from functions.psychologist import store, trials, worker
 from functions.psychologist.documents import Analysis, AnalysisStatus, BatchRecord
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.patterns import joins, schedule
@@ -38,13 +38,15 @@ LONGEST_POLL_GAP = timedelta(minutes=10)
 
 
 def sweep(request_id: str) -> Reply:
-    """Cloud Scheduler's minute: end silent sessions, settle stuck analyses, then resume
-    the analyses whose batch has ended. It runs apart from the public operations' modules,
-    which never load the Gemini client."""
+    """Cloud Scheduler's minute: end silent sessions, settle stuck analyses, resume the
+    analyses whose batch has ended, join new sessions to patterns, and act on what the
+    running trials read (the guardrail, `autoAdopt`). It runs apart from the public
+    operations' modules, which never load the Gemini client."""
     sessions, settled = endings.sweep_stale()
     resumed = poll_batches()
     refreshes = jobs.sweep(patterns.LIFECYCLE, jobs.SWEEP_BATCH)
     joined, queued = join_patterns(utcnow())
+    trials_acted = trials.watch()
     logs.info(
         "Sweep ended silent sessions and stuck analyses",
         request_id=request_id,
@@ -53,6 +55,7 @@ def sweep(request_id: str) -> Reply:
         batches=len(resumed),
         joined=len(joined),
         refreshes=len(queued),
+        trials=len(trials_acted),
     )
     return Reply(
         {
@@ -63,6 +66,7 @@ def sweep(request_id: str) -> Reply:
             "stuckRefreshes": refreshes,
             "joined": joined,
             "refreshes": queued,
+            "trials": trials_acted,
         }
     )
 

@@ -36,6 +36,7 @@ from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
 from functions.outcomes import store as outcome_store
+from functions.outcomes.arms import arm_counts, randomized
 from functions.outcomes.documents import SIGNAL_KINDS, Trial
 from functions.outcomes.estimators import rounded, share_of
 from functions.outcomes.safe import Table, confidence_sequence
@@ -43,7 +44,7 @@ from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
 from functions.psychologist.requests import EffectParams
-from functions.psychologist.trials import arm_counts, randomized, specific_kinds
+from functions.psychologist.trials import specific_kinds
 from shared.errors import conflict
 from shared.http import Call, Reply
 from shared.instance import settings

@@ -97,9 +97,14 @@ class TrialStartRequest(TypedDict):
     agentId: str
     share: NotRequired[float]
     maxSessions: NotRequired[int]
+    autoAdopt: NotRequired[bool]
 
 
 class TrialStopRequest(TypedDict):
+    reason: NotRequired[str]
+
+
+class TrialAdoptRequest(TypedDict):
     reason: NotRequired[str]
 
 
@@ -121,6 +126,10 @@ class PatternParams(ProjectParams):
 
 class PatternDecisionParams(ProjectParams):
     patternId: str
+
+
+class PatternTrialParams(PatternDecisionParams):
+    trialId: str
 
 
 class PatternRefreshParams(ProjectParams):
@@ -148,10 +157,12 @@ REQUESTS: dict[str, type] = {
     "psychologist/effect.params": EffectParams,
     "psychologist/trial_start.request": TrialStartRequest,
     "psychologist/trial_stop.request": TrialStopRequest,
+    "psychologist/trial_adopt.request": TrialAdoptRequest,
     "psychologist/patterns.params": PatternsParams,
     "psychologist/pattern.params": PatternParams,
     "psychologist/pattern_refresh.params": PatternRefreshParams,
     "psychologist/pattern_decision.params": PatternDecisionParams,
+    "psychologist/pattern_trial.params": PatternTrialParams,
     "psychologist/pattern_refresh.request": PatternRefreshRequest,
 }
 """Each request and params schema this API's operations name, by name, to its TypedDict."""

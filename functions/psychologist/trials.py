@@ -1,8 +1,9 @@
-"""Randomised trials of an accepted hypothesis's suggestion: started and stopped by an
-admin, assigned by AgentConnect at each session's start, read with their arms' counts and
-verdict.
+"""Randomised trials of an accepted hypothesis's or pattern's suggestion: started and
+stopped by an admin, assigned by AgentConnect at each session's start, read with their
+arms' counts and verdict (`functions.outcomes.arms`), watched by the sweep (the guardrail,
+`autoAdopt`), and adopted into the agent's standing instructions.
 
-A trial is `projects/{p}/trials/{t}`; while it runs, the hypothesis names it
+A trial is `projects/{p}/trials/{t}`; while it runs, the hypothesis or pattern names it
 (`running_trial`, so only one runs at a time) and the AgentConnect agent carries what a
 session start needs of it (`running_trials.{t}`), written here in the same commit. Its
 arms are counted over the outcome records of the project, where each session's arm is
@@ -11,74 +12,59 @@ abnormal ends and each signal kind."""
 
 from __future__ import annotations
 
-import math
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.outcomes import store as outcome_store
+from functions.outcomes.arms import arm_counts, randomized
 from functions.outcomes.documents import (
     GENERIC_KINDS,
-    SIGNAL_KINDS,
-    Arm,
     RunningTrial,
+    StopCause,
     Trial,
+    TrialOrigin,
     TrialStatus,
 )
-from functions.outcomes.estimators import share_of
-from functions.outcomes.safe import ALPHA, HARM, Table, harm_found
-from functions.outcomes.trials import (
-    DEFAULT_MEANINGFUL_RATIO,
-    MIN_PER_ARM,
-    SRM_ALPHA,
-    WITHHELD,
-    ArmCounts,
-    needed,
-    sample_ratio_mismatch,
-    verdict_of,
-)
+from functions.outcomes.instructions import MAX_CHARS, Change, add_version, with_suggestion
+from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
+from functions.psychologist.patterns import store as patterns_store
+from functions.psychologist.patterns.store import RESOLVED
 from functions.psychologist.requests import (
+    PatternDecisionParams,
+    PatternTrialParams,
+    TrialAdoptRequest,
     TrialParams,
     TrialsParams,
     TrialStartRequest,
     TrialStopRequest,
 )
-from shared import auth
+from shared import auth, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, conflict, not_found
 from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import iso, utcnow
 from shared.store import (
+    Snapshot,
     commit_if_unchanged,
-    counted,
+    data_as,
     live_as,
     read_all,
     read_as,
     read_fields,
+    transact,
     unchanged_since,
     writable,
 )
 
 DEFAULT_SHARE = 0.5
 RUNNING = "running_trial"
-METHOD = (
-    "Sessions assigned at their start by a hash of (trial, session id); the risk ratio "
-    "treatment/control of joined sessions showing the hypothesis's own pattern, with a 95% "
-    "confidence sequence from an exact safe test for two-by-two tables (Turner, Ly and "
-    "Grünwald, 'Generic E-variables for exact sequential k-sample tests that allow for "
-    "optional stopping', Journal of Statistical Planning and Inference 2024), inverted over "
-    "the ratio (Turner and Grünwald, 'Exact anytime-valid confidence intervals for "
-    "contingency tables and beyond', Statistics & Probability Letters 2023), taken at the "
-    "arms' joined sizes so that sessions lost for reasons unrelated to the outcome cannot "
-    "make a verdict: exact at every sample size and valid however often it is read; high "
-    "null means no upper end. A loss that depends on the outcome biases any method: an "
-    "unequal loss between the arms is flagged and withholds the verdict."
-)
 
 
 def _check_org_admin(call: Call, org_id: str) -> None:
@@ -93,29 +79,103 @@ def specific_kinds(hypothesis: Hypothesis) -> list[str]:
     return [k for k in hypothesis.get("signal_kinds", []) if k not in GENERIC_KINDS]
 
 
+@dataclass(frozen=True)
+class Tried:
+    """What a trial takes from the accepted hypothesis or pattern it tries."""
+
+    agent: str
+    """The agent name its sessions are logged under."""
+    sugestao: str
+    fields: dict[str, Any]
+    """The trial's fields naming it (and, for a hypothesis, what calibration counts)."""
+    started: dict[str, Any]
+    """What the subject records when a trial of it starts."""
+
+
+def _from_hypothesis(snapshot: Snapshot) -> Tried:
+    hypothesis = live_as(snapshot, Hypothesis, "The hypothesis")
+    if hypothesis["status"] != HypothesisStatus.ACCEPTED:
+        raise conflict(f"The hypothesis is {hypothesis['status']}: only an accepted one is tried.")
+    return Tried(
+        hypothesis["agenteAlvo"],
+        hypothesis["sugestao"],
+        {
+            "hypothesis_id": hypothesis["id"],
+            "pattern_id": None,
+            "agenteAlvo": hypothesis["agenteAlvo"],
+            "confiancaPercent": hypothesis["confiancaPercent"],
+            "createdAt": hypothesis["createdAt"],
+            "signal_kinds": hypothesis.get("signal_kinds", []),
+        },
+        {"last_trial": None},
+    )
+
+
+def _from_pattern(snapshot: Snapshot) -> Tried:
+    pattern = snapshot.to_dict() if snapshot.exists else None
+    if not pattern or not pattern.get("first_seen"):
+        raise not_found("The pattern")
+    if pattern.get("merged_into"):
+        raise conflict(f"The pattern was merged into {pattern['merged_into']}: try that one.")
+    if pattern.get("status") != "accepted":
+        raise conflict(f"The pattern is {pattern.get('status')}: only an accepted one is tried.")
+    if not pattern.get("sugestao"):
+        raise conflict("The pattern has no suggestion (its label was refused): none to try.")
+    return Tried(
+        pattern["agent"],
+        pattern["sugestao"],
+        {
+            "hypothesis_id": None,
+            "pattern_id": snapshot.id,
+            "agenteAlvo": pattern["agent"],
+            "signal_kinds": [],
+        },
+        {"trial_id": None},
+    )
+
+
 def start_trial(call: Call) -> Reply:
-    """Start a trial on an accepted hypothesis, for one AgentConnect agent whose sessions
-    are logged in this project under the hypothesis's agent. One commit, conditioned on
-    the hypothesis and the agent as read: a second start racing it finds the first's
-    trial and answers 409."""
-    params, body = call.params_as(TrialsParams), call.body_as(TrialStartRequest)
-    project_id, hypothesis_id = params["projectId"], params["hypothesisId"]
+    """Start a trial on an accepted hypothesis."""
+    params = call.params_as(TrialsParams)
+    ref = store.hypotheses(params["projectId"]).document(params["hypothesisId"])
+    return _start(call, params["projectId"], ref, _from_hypothesis)
+
+
+def start_pattern_trial(call: Call) -> Reply:
+    """Start a trial on an accepted pattern's suggestion: judged on the pattern's own rate
+    per arm."""
+    params = call.params_as(PatternDecisionParams)
+    ref = patterns_store.pattern_ref(params["projectId"], params["patternId"])
+    return _start(call, params["projectId"], ref, _from_pattern)
+
+
+def _start(
+    call: Call,
+    project_id: str,
+    subject_ref: firestore.DocumentReference,
+    tried_of: Callable[[Snapshot], Tried],
+) -> Reply:
+    """A trial for one AgentConnect agent whose sessions are logged in this project under
+    the subject's agent. One commit, conditioned on the subject and the agent as read: a
+    second start racing it finds the first's trial and answers 409."""
+    body = call.body_as(TrialStartRequest)
     org_id, agent_id = body["orgId"], body["agentId"]
     _check_org_admin(call, org_id)
-    hypothesis_ref = store.hypotheses(project_id).document(hypothesis_id)
     agent_ref = outcome_store.connect_agent_ref(org_id, agent_id)
 
     def plan(batch: firestore.WriteBatch) -> Reply:
-        snapshots = read_all([hypothesis_ref, agent_ref])
-        found = snapshots[hypothesis_ref.path]
-        hypothesis = live_as(found, Hypothesis, "The hypothesis")
+        snapshots = read_all([subject_ref, agent_ref])
+        found = snapshots[subject_ref.path]
+        tried = tried_of(found)
+        running = (found.to_dict() or {}).get(RUNNING)
+        if running:
+            raise conflict(f"Trial {running} of this {_kind(tried)} is running: stop it first.")
         agent = read_fields(snapshots[agent_ref.path]) or {}
-        _check_startable(hypothesis, agent, project_id)
+        _check_linked(agent, project_id, tried.agent)
         now = utcnow()
         trial: Trial = {
             "id": new_ulid(),
             "project_id": project_id,
-            "hypothesis_id": hypothesis_id,
             "org_id": org_id,
             "agent_id": agent_id,
             "share": body.get("share", DEFAULT_SHARE),
@@ -124,29 +184,27 @@ def start_trial(call: Call) -> Reply:
             "started_at": now,
             "started_by": call.principal.user_id,
             "stopped_at": None,
-            "agenteAlvo": hypothesis["agenteAlvo"],
-            "confiancaPercent": hypothesis["confiancaPercent"],
-            "createdAt": hypothesis["createdAt"],
-            "signal_kinds": hypothesis.get("signal_kinds", []),
+            "sugestao": tried.sugestao,
+            "auto_adopt": body.get("autoAdopt", False),
+            "adopted_as": None,
             "verdict": None,
+            **tried.fields,  # type: ignore[typeddict-item]
         }
-        running: RunningTrial = {
+        running_trial: RunningTrial = {
             "project_id": project_id,
-            "hypothesis_id": hypothesis_id,
+            "hypothesis_id": trial["hypothesis_id"],
+            "pattern_id": trial.get("pattern_id"),
             "share": trial["share"],
-            "sugestao": hypothesis["sugestao"],
+            "sugestao": tried.sugestao,
             "max_sessions": trial["max_sessions"],
             "assigned": 0,
         }
+        started = {RUNNING: trial["id"], **dict.fromkeys(tried.started, trial["id"])}
         batch.create(outcome_store.trial_ref(project_id, trial["id"]), writable(trial))
-        batch.update(
-            hypothesis_ref,
-            {RUNNING: trial["id"], "last_trial": trial["id"]},
-            option=unchanged_since(found),
-        )
+        batch.update(subject_ref, started, option=unchanged_since(found))
         batch.update(
             agent_ref,
-            {f"running_trials.{trial['id']}": writable(running)},
+            {f"running_trials.{trial['id']}": writable(running_trial)},
             option=unchanged_since(snapshots[agent_ref.path]),
         )
         return Reply(trial_view(trial), status=201)
@@ -154,160 +212,43 @@ def start_trial(call: Call) -> Reply:
     return commit_if_unchanged(plan)
 
 
-def _check_startable(hypothesis: Hypothesis, agent: dict[str, Any], project_id: str) -> None:
-    if hypothesis["status"] != HypothesisStatus.ACCEPTED:
-        raise conflict(f"The hypothesis is {hypothesis['status']}: only an accepted one is tried.")
-    running = hypothesis.get("running_trial")
-    if running:
-        raise conflict(f"Trial {running} of this hypothesis is running: stop it first.")
+def _kind(tried: Tried) -> str:
+    return "pattern" if tried.fields.get("pattern_id") else "hypothesis"
+
+
+def _check_linked(agent: dict[str, Any], project_id: str, logged_as: str) -> None:
     source = agent.get("outcome_source")
     if source is None or source.get("project_id") != project_id:
         raise conflict(
             "The agent's outcome source must point at this project (PUT "
             ".../outcome-source): a trial reads how its sessions end here."
         )
-    if source.get("agent") != hypothesis["agenteAlvo"]:
+    if source.get("agent") != logged_as:
         raise conflict(
-            f"The agent's sessions are logged as {source.get('agent')!r}; the hypothesis is "
-            f"about {hypothesis['agenteAlvo']!r}."
+            f"The agent's sessions are logged as {source.get('agent')!r}; what is tried is "
+            f"about {logged_as!r}."
         )
 
 
-def _trial(params: TrialParams) -> Trial:
+def _trial(params: TrialParams | PatternTrialParams) -> Trial:
     trial = read_as(outcome_store.trial_ref(params["projectId"], params["trialId"]), Trial)
-    if trial is None or trial["hypothesis_id"] != params["hypothesisId"]:
+    if trial is None:
+        raise not_found("The trial")
+    named = (
+        trial["hypothesis_id"] == params.get("hypothesisId")
+        if "hypothesisId" in params
+        else trial.get("pattern_id") == params.get("patternId")
+    )
+    if not named:
         raise not_found("The trial")
     return trial
 
 
-def _arm_queries(trial: Trial, arm: Arm) -> list[Any]:
-    """An arm's assigned sessions, the joined ones, abnormal ends and each signal kind
-    (a kind by its count above zero: a query holds one array-membership filter)."""
-    assigned: Any = outcome_store.outcomes(trial["project_id"]).where(
-        filter=FieldFilter("selection.trial_arms", "array_contains", f"{trial['id']}:{arm}")
-    )
-    return [
-        assigned,
-        assigned.where(filter=FieldFilter("abnormal_end", "in", [0, 1])),
-        assigned.where(filter=FieldFilter("abnormal_end", "==", 1)),
-        *(assigned.where(filter=FieldFilter(f"signals.{kind}", ">", 0)) for kind in SIGNAL_KINDS),
-    ]
-
-
-def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
-    """Both arms' counts, every aggregation at once."""
-    queries = [q for arm in Arm for q in _arm_queries(trial, arm)]
-    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-        found = list(pool.map(counted, queries))
-    size = len(found) // 2
-    counts = {}
-    for index, arm in enumerate(Arm):
-        assigned, joined, abnormal, *kinds = found[index * size : (index + 1) * size]
-        counts[arm] = ArmCounts(
-            assigned, joined, abnormal, dict(zip(SIGNAL_KINDS, kinds, strict=True))
-        )
-    return counts
-
-
-def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
-    """The randomized design's read: each arm, each kind's ratio on its own, the verdict on
-    the hypothesis's own kinds (on abnormal ends when it has none), withheld on a
-    sample-ratio mismatch, and the guardrail's one-sided test for harm."""
-    treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
-    kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
-    per_kind: dict[str, dict[str, Any]] = {}
-    verdicts: dict[str, str] = {}
-    for kind in SIGNAL_KINDS:
-        verdict, ratio = verdict_of(
-            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
-        )
-        verdicts[kind] = verdict
-        per_kind[kind] = {
-            "specific": kind in kinds,
-            "treatment": share_of(treated.kinds[kind], treated.joined),
-            "control": share_of(control.kinds[kind], control.joined),
-            **ratio,
-            "verdict": verdict,
-        }
-    abnormal_verdict, abnormal_ratio = verdict_of(
-        treated.abnormal, treated.joined, control.abnormal, control.joined
-    )
-    if kinds:
-        verdict = _combined({verdicts[k] for k in kinds})
-        basis = [(treated.kinds[k], control.kinds[k]) for k in kinds]
-    else:
-        verdict, basis = abnormal_verdict, [(treated.abnormal, control.abnormal)]
-    mismatch = sample_ratio_mismatch(treated, control)
-    if mismatch and verdict in ("improved", "worse"):
-        verdict = WITHHELD
-    plan = needed(control, [shown for _, shown in basis], trial["share"], meaningful)
-    return {
-        "design": "randomized",
-        "trialId": trial["id"],
-        "status": trial["status"],
-        "share": trial["share"],
-        "arms": {
-            str(arm): {
-                "assigned": c.assigned,
-                "sessions": c.joined,
-                "lost": c.lost,
-                "abnormalEnds": c.abnormal,
-                "abnormalShare": share_of(c.abnormal, c.joined),
-            }
-            for arm, c in counts.items()
-        },
-        "sampleRatioMismatch": {"flagged": mismatch, "alpha": SRM_ALPHA},
-        "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
-        "signalKinds": per_kind,
-        "basis": kinds or ["abnormal_end"],
-        "verdict": verdict,
-        "minimumPerArm": MIN_PER_ARM,
-        "meaningfulRatio": meaningful,
-        "sessionsNeeded": plan.sessions,
-        "sessionsNeededReason": plan.reason,
-        "guardrail": _guardrail(trial, treated, control, basis, meaningful),
-        "method": METHOD,
-    }
-
-
-def _guardrail(
-    trial: Trial,
-    treated: ArmCounts,
-    control: ArmCounts,
-    basis: list[tuple[int, int]],
-    meaningful: float,
-) -> dict[str, Any]:
-    """The one-sided test for harm a trial that reads worse stops itself by: harm on any of
-    the basis's kinds, at ALPHA over them all (Bonferroni), and the sessions it needs to
-    find the mirror of `meaningfulRatio`."""
-    threshold = math.log(len(basis) / ALPHA)
-    found = any(
-        harm_found(Table(shown, treated.joined, seen, control.joined), threshold)
-        for shown, seen in basis
-    )
-    harmful = round(1 / meaningful, 4)
-    plan = needed(control, [seen for _, seen in basis], trial["share"], harmful, HARM)
-    return {
-        "alpha": ALPHA,
-        "harmFound": found,
-        "harmfulRatio": harmful,
-        "sessionsNeeded": plan.sessions,
-        "sessionsNeededReason": plan.reason,
-    }
-
-
-def _combined(verdicts: set[str]) -> str:
-    """One verdict over the hypothesis's kinds: improved only when every kind improved,
-    worse when any worsened."""
-    if "worse" in verdicts:
-        return "worse"
-    if verdicts == {"improved"}:
-        return "improved"
-    if WITHHELD in verdicts:
-        return WITHHELD
-    if "too_few_sessions" in verdicts:
-        return "too_few_sessions"
-    return "no_clear_change"
+def _subject_ref(trial: Trial) -> firestore.DocumentReference:
+    pattern_id = trial.get("pattern_id")
+    if pattern_id:
+        return patterns_store.pattern_ref(trial["project_id"], pattern_id)
+    return store.hypotheses(trial["project_id"]).document(trial["hypothesis_id"] or "")
 
 
 def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -315,13 +256,18 @@ def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, An
         "id": trial["id"],
         "projectId": trial["project_id"],
         "hypothesisId": trial["hypothesis_id"],
+        "patternId": trial.get("pattern_id"),
         "orgId": trial["org_id"],
         "agentId": trial["agent_id"],
         "share": trial["share"],
         "maxSessions": trial["max_sessions"],
+        "autoAdopt": trial.get("auto_adopt", False),
         "status": trial["status"],
         "startedAt": iso(trial["started_at"]),
         "stoppedAt": iso(trial["stopped_at"]) if trial["stopped_at"] else None,
+        "stoppedBy": trial.get("stopped_by"),
+        "stopReason": trial.get("stop_reason"),
+        "adoptedAs": trial.get("adopted_as"),
     }
     if read is not None:
         view["arms"] = read["arms"]
@@ -330,44 +276,188 @@ def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, An
     return view
 
 
+def read_of(trial: Trial) -> dict[str, Any]:
+    """The trial's randomized read as it stands."""
+    return randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+
+
 def get_trial(call: Call) -> Reply:
-    params = call.params_as(TrialParams)
-    trial = _trial(params)
-    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
-    return Reply(trial_view(trial, read))
+    trial = _trial(call.params_as(TrialParams))
+    return Reply(trial_view(trial, read_of(trial)))
+
+
+def get_pattern_trial(call: Call) -> Reply:
+    trial = _trial(call.params_as(PatternTrialParams))
+    return Reply(trial_view(trial, read_of(trial)))
 
 
 def stop_trial(call: Call) -> Reply:
-    """End assignment: the agent's start no longer sees the trial and the hypothesis may be
+    return _stop_asked(call, _trial(call.params_as(TrialParams)))
+
+
+def stop_pattern_trial(call: Call) -> Reply:
+    return _stop_asked(call, _trial(call.params_as(PatternTrialParams)))
+
+
+def _stop_asked(call: Call, trial: Trial) -> Reply:
+    """End assignment: the agent's start no longer sees the trial and its subject may be
     tried again. The verdict as it stands is kept with the trial, for calibration; the
     counts stay readable. Stopping a stopped trial answers it as it is."""
-    params, body = call.params_as(TrialParams), call.body_as(TrialStopRequest)
-    trial = _trial(params)
+    body = call.body_as(TrialStopRequest)
     if trial["status"] == TrialStatus.STOPPED:
         return Reply(trial_view(trial))
-    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    read = read_of(trial)
+    stopped = stop(trial, read, call.principal.user_id, body.get("reason"))
+    return Reply(trial_view(stopped, read))
+
+
+def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Trial:
+    """Stop a running trial with its verdict as read; a pattern's trial that read
+    `improved` resolves its pattern."""
     now = utcnow()
+    changes: dict[str, Any] = {
+        "status": TrialStatus.STOPPED,
+        "stopped_at": now,
+        "stopped_by": by,
+        "stop_reason": reason,
+        "verdict": read["verdict"],
+    }
     batch = db().batch()
-    batch.update(
-        outcome_store.trial_ref(trial["project_id"], trial["id"]),
-        {
-            "status": TrialStatus.STOPPED,
-            "stopped_at": now,
-            "stopped_by": call.principal.user_id,
-            "stop_reason": body.get("reason"),
-            "verdict": read["verdict"],
-        },
-    )
-    batch.update(
-        store.hypotheses(trial["project_id"]).document(trial["hypothesis_id"]),
-        {RUNNING: firestore.DELETE_FIELD},
-    )
+    batch.update(outcome_store.trial_ref(trial["project_id"], trial["id"]), changes)
+    batch.update(_subject_ref(trial), {RUNNING: firestore.DELETE_FIELD, **_resolved(trial, read)})
     batch.set(
         outcome_store.connect_agent_ref(trial["org_id"], trial["agent_id"]),
         {"running_trials": {trial["id"]: firestore.DELETE_FIELD}},
         merge=True,
     )
     batch.commit()
-    stopped: Trial = {**trial, "status": TrialStatus.STOPPED, "stopped_at": now}
-    stopped["verdict"] = read["verdict"]
-    return Reply(trial_view(stopped, read))
+    stopped: Trial = {**trial, **changes}  # type: ignore[typeddict-item]
+    return stopped
+
+
+def _resolved(trial: Trial, read: dict[str, Any]) -> dict[str, Any]:
+    """A pattern's changes when its trial reads `improved`: resolved by a randomised
+    result, and only by one."""
+    if trial.get("pattern_id") and read["verdict"] == "improved":
+        return {"status": RESOLVED, "resolved_by": trial["id"]}
+    return {}
+
+
+def adopt_trial(call: Call) -> Reply:
+    return _adopt_asked(call, _trial(call.params_as(TrialParams)))
+
+
+def adopt_pattern_trial(call: Call) -> Reply:
+    return _adopt_asked(call, _trial(call.params_as(PatternTrialParams)))
+
+
+def _adopt_asked(call: Call, trial: Trial) -> Reply:
+    reason = call.body_as(TrialAdoptRequest).get("reason")
+    _check_org_admin(call, trial["org_id"])
+    read = read_of(trial)
+    return Reply(trial_view(adopt(trial, read, call.principal.user_id, reason), read))
+
+
+def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None) -> Trial:
+    """Make the trial's suggestion part of its agent's standing instructions: a new version
+    (the current text, then the suggestion, naming the trial), the trial stopped if it
+    runs, and the version it became kept on it. Only on a verdict of `improved`; adopting
+    an adopted trial answers it as it is. One transaction over the trial and the agent:
+    two adoptions at once make one version."""
+    if read["verdict"] != "improved":
+        raise conflict(
+            f"The trial's verdict is {read['verdict']}: only an improved one is adopted."
+        )
+    trial_ref = outcome_store.trial_ref(trial["project_id"], trial["id"])
+    agent_ref = outcome_store.connect_agent_ref(trial["org_id"], trial["agent_id"])
+    origin: TrialOrigin = {
+        "trial_id": trial["id"],
+        "hypothesis_id": trial["hypothesis_id"],
+        "pattern_id": trial.get("pattern_id"),
+    }
+
+    def apply(transaction: firestore.Transaction) -> Trial:
+        current_trial = read_as(trial_ref, Trial, transaction) or trial
+        if current_trial.get("adopted_as") is not None:
+            return current_trial
+        agent = read_fields(agent_ref.get(transaction=transaction)) or {}
+        current = agent.get("instructions")
+        text = with_suggestion(current, current_trial.get("sugestao", ""))
+        if len(text) > MAX_CHARS:
+            raise conflict(
+                f"The instructions with the suggestion would hold {len(text):,} characters, "
+                f"over the {MAX_CHARS:,} limit: shorten them (PUT .../instructions) first."
+            )
+        change = Change(text, by, reason or f"Adopted from trial {trial['id']}", origin)
+        running = current_trial["status"] == TrialStatus.RUNNING
+        also = {"running_trials": {trial["id"]: firestore.DELETE_FIELD}} if running else {}
+        version = add_version(transaction, agent_ref, current, change, also)["version"]
+        changes: dict[str, Any] = {"adopted_as": version, "verdict": read["verdict"]}
+        if running:
+            changes |= {
+                "status": TrialStatus.STOPPED,
+                "stopped_at": utcnow(),
+                "stopped_by": by,
+                "stop_reason": f"Adopted as instructions version {version}",
+            }
+        transaction.update(trial_ref, changes)
+        subject = {RUNNING: firestore.DELETE_FIELD} if running else {}
+        subject |= _resolved(current_trial, read)
+        if subject:
+            transaction.update(_subject_ref(current_trial), subject)
+        adopted: Trial = {**current_trial, **changes}  # type: ignore[typeddict-item]
+        return adopted
+
+    return transact(apply)
+
+
+WATCHED = 100
+"""Running trials one sweep reads, the longest running first."""
+
+
+def watch() -> list[str]:
+    """Read every running trial (the sweep's minute) and act on what it reads: a verdict of
+    `worse`, or harm found by the guardrail's one-sided test, stops the trial at once
+    (`stoppedBy: guardrail`; only a person starts another); a verdict of `improved` adopts
+    the suggestion when the trial was started with `autoAdopt`, and resolves a pattern
+    whose trial it is. The confidence sequence holds at every look, so acting on the first
+    one that crosses is sound. The trials acted on, as `{id}:{what}`."""
+    running = (
+        db()
+        .collection_group("trials")
+        .where(filter=FieldFilter("status", "==", TrialStatus.RUNNING))
+        .order_by("started_at")
+        .limit(WATCHED)
+    )
+    acted: list[str] = []
+    for snapshot in running.stream():
+        trial = data_as(snapshot, Trial)
+        what = None if trial is None else _act_on(trial, read_of(trial))
+        if what is not None:
+            acted.append(f"{snapshot.id}:{what}")
+    return acted
+
+
+def _act_on(trial: Trial, read: dict[str, Any]) -> str | None:
+    verdict, harm = read["verdict"], read["guardrail"]["harmFound"]
+    if verdict == "worse" or harm:
+        why = "the verdict read worse" if verdict == "worse" else "the guardrail found harm"
+        stop(trial, read, StopCause.GUARDRAIL, f"Stopped by the guardrail: {why}.")
+        return "guardrail"
+    if verdict != "improved":
+        return None
+    if trial.get("auto_adopt"):
+        try:
+            adopt(trial, read, StopCause.AUTO_ADOPT)
+        except ApiError as refused:
+            logs.warning("A trial could not adopt itself", trial=trial["id"], cause=refused.message)
+            return None
+        return "adopted"
+    resolved = _resolved(trial, read)
+    if not resolved or trial.get("resolved"):
+        return None
+    batch = db().batch()
+    batch.update(_subject_ref(trial), resolved)
+    batch.update(outcome_store.trial_ref(trial["project_id"], trial["id"]), {"resolved": True})
+    batch.commit()
+    return "resolved"

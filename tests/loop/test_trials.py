@@ -42,6 +42,7 @@ def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
         assert assigned == {
             "trialId": trial["id"],
             "hypothesisId": tried.hypothesis,
+            "patternId": None,
             "arm": arm,
             "sugestao": "Add an explicit definition-of-done criterion to the instruction.",
         }

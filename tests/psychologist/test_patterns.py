@@ -13,6 +13,7 @@ import pytest
 
 from cli.gemini_stand_in import PATTERN_LABEL, Recorded, Reply, psychologist_summary
 from cli.meaning import FAILURE_FAMILIES
+from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.patterns import store as patterns_store
 from tests.api import Configure, wait_for
@@ -85,6 +86,12 @@ def listed(psy: Psychologist) -> dict[str, Any]:
     return body
 
 
+def pattern_of_record(psy: Psychologist, session_id: str) -> str | None:
+    """The pattern the session's outcome record keeps (a pattern's trial counts by it)."""
+    snapshot = outcome_store.outcome_ref(psy.project, session_id, AGENT).get()
+    return (snapshot.to_dict() or {}).get("pattern_id")
+
+
 def members(psy: Psychologist, pattern_id: str) -> set[str]:
     reply = psy.api.call("GET", psy.path(f"/patterns/{pattern_id}"), token=psy.viewer)
     assert reply.status_code == 200, reply.text
@@ -136,6 +143,8 @@ def test_a_new_batch_of_one_failure_grows_its_pattern_and_keeps_its_id(psy: Psyc
     assert settled["changes"]["created"] == []
     grown = members(psy, timeout_id)
     assert grown == before[timeout_id] | {"timeout-late-0", "timeout-late-1"}
+    assert pattern_of_record(psy, "timeout-late-0") == timeout_id
+    assert pattern_of_record(psy, "clean-0") is None, "a clean session joins no pattern"
 
 
 def test_a_label_citing_an_event_outside_the_pattern_is_refused_and_kept_with_its_reason(
@@ -165,8 +174,6 @@ def test_a_label_citing_an_event_outside_the_pattern_is_refused_and_kept_with_it
 def test_a_pattern_counts_its_sessions_cost_hypotheses_and_share_per_chosen_target(
     psy: Psychologist,
 ) -> None:
-    from functions.outcomes import store as outcome_store
-
     now = datetime.now(UTC)
     for n, sentence in enumerate(FAILURE_FAMILIES["permission"][:4]):
         session_id = f"permission-{n}"
@@ -212,6 +219,7 @@ def test_between_refreshes_a_new_session_joins_its_nearest_pattern_within_its_ra
     grown = [pattern_id for pattern_id in after if after[pattern_id] == before[pattern_id] + 1]
     assert len(grown) == 1
     assert "timeout-new" in members(psy, grown[0])
+    assert pattern_of_record(psy, "timeout-new") == grown[0]
     assert psy.sweep()["joined"] == [], "a joined session is not joined again"
 
 

@@ -23,7 +23,7 @@ from google.cloud.firestore_v1.vector import Vector
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import cosine_distance
-from functions.psychologist.patterns.refresh import Summary, summary_of, week_of
+from functions.psychologist.patterns.refresh import Summary, member_record, summary_of, week_of
 from shared.clients import db
 from shared.instance import settings
 from shared.retention import utcnow
@@ -101,6 +101,8 @@ def join(project_id: str, summary: Summary, vector: Sequence[float]) -> str | No
             now = utcnow()
             changes.update(pattern_id=pattern_id, distance=distance, joined_at=now)
             transaction.update(pattern_ref, grown(pattern, summary.ended_at))
+            record, kept = member_record(project_id, summary, pattern_id)
+            transaction.set(record, kept, merge=True)
         transaction.set(ref, changes, merge=True)
 
     transact(apply)

@@ -410,13 +410,26 @@ def weekly(members: Sequence[Summary], summaries: Sequence[Summary]) -> list[dic
     ]
 
 
+def member_record(
+    project_id: str, summary: Summary, pattern_id: str | None
+) -> tuple[firestore.DocumentReference, dict[str, Any]]:
+    """The session's pattern as its outcome record keeps it, so that a pattern's trial
+    counts its arms' members by aggregation (`functions.outcomes.arms`). Merged with the
+    record's own expiry (its end plus the retention, as both halves set it), so that a
+    record missing for any reason is not left behind forever."""
+    kept = timedelta(days=settings().psychologist_hypothesis_retention_days)
+    ref = outcome_store.outcome_ref(project_id, summary.session_id, summary.agent)
+    return ref, {"pattern_id": pattern_id, "expires_at": summary.ended_at + kept}
+
+
 def _memberships(
     project_id: str,
     failing: Sequence[Summary],
     grouped: Mapping[str, tuple[str, float]],
     now: datetime,
 ) -> list[tuple[firestore.DocumentReference, dict[str, Any]]]:
-    """Each failing summary's pattern (None outside every group), where it changed."""
+    """Each failing summary's pattern (None outside every group), where it changed, and
+    its outcome record's where the pattern changed."""
     writes: list[tuple[firestore.DocumentReference, dict[str, Any]]] = []
     for summary in failing:
         pattern_id, distance = grouped.get(summary.session_id, (None, None))
@@ -425,6 +438,7 @@ def _memberships(
         changes: dict[str, Any] = {"pattern_id": pattern_id, "distance": distance}
         if pattern_id != summary.pattern_id:
             changes["joined_at"] = now
+            writes.append(member_record(project_id, summary, pattern_id))
         writes.append((psychologist_store.summary_ref(project_id, summary.session_id), changes))
     return writes
 

@@ -17,10 +17,15 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
+from functions.outcomes import store as outcome_store
+from functions.outcomes.arms import arm_counts, randomized
+from functions.outcomes.documents import Trial
 from functions.outcomes.estimators import Share, wilson
+from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.lifecycle import COMPLETED, new_refresh
+from functions.psychologist.patterns.store import RESOLVED
 from functions.psychologist.patterns.window import Window
 from functions.psychologist.requests import (
     DecisionRequest,
@@ -37,9 +42,8 @@ from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import iso as rfc3339
 from shared.retention import parse_instant, utcnow
-from shared.store import transact
+from shared.store import read_as, transact
 
-RESOLVED = "resolved"
 RECENT_REFRESHES = 10
 """Completed refreshes read to find the latest one of the agent asked for."""
 
@@ -243,8 +247,27 @@ def get_pattern(call: Call) -> Reply:
         "pattern": pattern_view(data),
         "refused": [_refused(claim) for claim in data.get("refused") or []],
         "members": rows[:limit],
+        "trial": _trial_read(project_id, data.get("trial_id")),
     }
     return Reply(body, headers=headers)
+
+
+def _trial_read(project_id: str, trial_id: str | None) -> dict[str, Any] | None:
+    """The pattern's latest trial and the pattern's own rate per arm in it, with the
+    trial's interval and verdict (`functions.outcomes.arms`)."""
+    trial = read_as(outcome_store.trial_ref(project_id, trial_id), Trial) if trial_id else None
+    if trial is None:
+        return None
+    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    return {
+        "id": trial["id"],
+        "status": trial["status"],
+        "autoAdopt": trial.get("auto_adopt", False),
+        "adoptedAs": trial.get("adopted_as"),
+        "stoppedBy": trial.get("stopped_by"),
+        "verdict": read["verdict"],
+        "rate": read["pattern"],
+    }
 
 
 def _member(session_id: str, data: Mapping[str, Any]) -> dict[str, Any]:

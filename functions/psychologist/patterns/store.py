@@ -14,6 +14,8 @@ from google.cloud import firestore
 from shared.store import collection, document
 
 PROJECTS = "projects"
+RESOLVED = "resolved"
+"""A pattern's status once a randomised trial of its suggestion read `improved`."""
 REFRESHES = "pattern_refreshes"
 
 

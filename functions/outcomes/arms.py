@@ -1,0 +1,214 @@
+"""A trial's read over the outcome records of its project: each arm's counts (assigned,
+joined, abnormal ends, each signal kind, and for a pattern's trial the sessions that joined
+the pattern), and the randomized design's verdict on them. Shared by the Psychologist's
+trials and its patterns, which read a pattern's trial beside the pattern."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from google.cloud.firestore_v1 import FieldFilter
+
+from functions.outcomes import store as outcome_store
+from functions.outcomes.documents import GENERIC_KINDS, SIGNAL_KINDS, Arm, Trial
+from functions.outcomes.estimators import share_of
+from functions.outcomes.safe import ALPHA, HARM, Table, harm_found
+from functions.outcomes.trials import (
+    MIN_PER_ARM,
+    SRM_ALPHA,
+    WITHHELD,
+    ArmCounts,
+    needed,
+    sample_ratio_mismatch,
+    verdict_of,
+)
+from shared.store import counted
+
+PATTERN_BASIS = "pattern"
+"""A pattern's trial is judged on the share of each arm's ended sessions whose summary
+joined the pattern."""
+
+METHOD = (
+    "Sessions assigned at their start by a hash of (trial, session id); the risk ratio "
+    "treatment/control of joined sessions showing the hypothesis's own pattern, with a 95% "
+    "confidence sequence from an exact safe test for two-by-two tables (Turner, Ly and "
+    "Grünwald, 'Generic E-variables for exact sequential k-sample tests that allow for "
+    "optional stopping', Journal of Statistical Planning and Inference 2024), inverted over "
+    "the ratio (Turner and Grünwald, 'Exact anytime-valid confidence intervals for "
+    "contingency tables and beyond', Statistics & Probability Letters 2023), taken at the "
+    "arms' joined sizes so that sessions lost for reasons unrelated to the outcome cannot "
+    "make a verdict: exact at every sample size and valid however often it is read; high "
+    "null means no upper end. A loss that depends on the outcome biases any method: an "
+    "unequal loss between the arms is flagged and withholds the verdict."
+)
+
+
+def _arm_queries(trial: Trial, arm: Arm) -> list[Any]:
+    """An arm's assigned sessions, the joined ones, abnormal ends, each signal kind (a kind
+    by its count above zero: a query holds one array-membership filter) and, for a
+    pattern's trial, the sessions that joined the pattern (`pattern_id` on the record)."""
+    assigned: Any = outcome_store.outcomes(trial["project_id"]).where(
+        filter=FieldFilter("selection.trial_arms", "array_contains", f"{trial['id']}:{arm}")
+    )
+    pattern_id = trial.get("pattern_id")
+    return [
+        assigned,
+        assigned.where(filter=FieldFilter("abnormal_end", "in", [0, 1])),
+        assigned.where(filter=FieldFilter("abnormal_end", "==", 1)),
+        *(assigned.where(filter=FieldFilter(f"signals.{kind}", ">", 0)) for kind in SIGNAL_KINDS),
+        *(
+            [assigned.where(filter=FieldFilter("pattern_id", "==", pattern_id))]
+            if pattern_id
+            else []
+        ),
+    ]
+
+
+def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
+    """Both arms' counts, every aggregation at once."""
+    queries = [q for arm in Arm for q in _arm_queries(trial, arm)]
+    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+        found = list(pool.map(counted, queries))
+    size = len(found) // 2
+    counts = {}
+    for index, arm in enumerate(Arm):
+        assigned, joined, abnormal, *rest = found[index * size : (index + 1) * size]
+        kinds, pattern = rest[: len(SIGNAL_KINDS)], rest[len(SIGNAL_KINDS) :]
+        counts[arm] = ArmCounts(
+            assigned,
+            joined,
+            abnormal,
+            dict(zip(SIGNAL_KINDS, kinds, strict=True)),
+            pattern[0] if pattern else None,
+        )
+    return counts
+
+
+def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
+    """The randomized design's read: each arm, each kind's ratio on its own, the verdict on
+    a pattern's own rate for a pattern's trial, else on the hypothesis's own kinds (on
+    abnormal ends when it has none), withheld on a sample-ratio mismatch, and the
+    guardrail's one-sided test for harm."""
+    treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
+    kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
+    per_kind: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, str] = {}
+    for kind in SIGNAL_KINDS:
+        verdict, ratio = verdict_of(
+            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
+        )
+        verdicts[kind] = verdict
+        per_kind[kind] = {
+            "specific": kind in kinds,
+            "treatment": share_of(treated.kinds[kind], treated.joined),
+            "control": share_of(control.kinds[kind], control.joined),
+            **ratio,
+            "verdict": verdict,
+        }
+    abnormal_verdict, abnormal_ratio = verdict_of(
+        treated.abnormal, treated.joined, control.abnormal, control.joined
+    )
+    pattern = _pattern_read(trial, treated, control)
+    if pattern is not None:
+        verdict = pattern["verdict"]
+        basis = [(treated.pattern or 0, control.pattern or 0)]
+        named = [PATTERN_BASIS]
+    elif kinds:
+        verdict = _combined({verdicts[k] for k in kinds})
+        basis = [(treated.kinds[k], control.kinds[k]) for k in kinds]
+        named = kinds
+    else:
+        verdict, basis = abnormal_verdict, [(treated.abnormal, control.abnormal)]
+        named = ["abnormal_end"]
+    mismatch = sample_ratio_mismatch(treated, control)
+    if mismatch and verdict in ("improved", "worse"):
+        verdict = WITHHELD
+    plan = needed(control, [shown for _, shown in basis], trial["share"], meaningful)
+    return {
+        "design": "randomized",
+        "trialId": trial["id"],
+        "status": trial["status"],
+        "share": trial["share"],
+        "arms": {
+            str(arm): {
+                "assigned": c.assigned,
+                "sessions": c.joined,
+                "lost": c.lost,
+                "abnormalEnds": c.abnormal,
+                "abnormalShare": share_of(c.abnormal, c.joined),
+            }
+            for arm, c in counts.items()
+        },
+        "sampleRatioMismatch": {"flagged": mismatch, "alpha": SRM_ALPHA},
+        "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
+        "signalKinds": per_kind,
+        "basis": named,
+        "pattern": pattern,
+        "verdict": verdict,
+        "minimumPerArm": MIN_PER_ARM,
+        "meaningfulRatio": meaningful,
+        "sessionsNeeded": plan.sessions,
+        "sessionsNeededReason": plan.reason,
+        "guardrail": _guardrail(trial, treated, control, basis, meaningful),
+        "method": METHOD,
+    }
+
+
+def _pattern_read(trial: Trial, treated: ArmCounts, control: ArmCounts) -> dict[str, Any] | None:
+    """A pattern's trial: the pattern's own rate per arm, with the trial's interval."""
+    pattern_id = trial.get("pattern_id")
+    if not pattern_id:
+        return None
+    matching = treated.pattern or 0, control.pattern or 0
+    verdict, ratio = verdict_of(matching[0], treated.joined, matching[1], control.joined)
+    return {
+        "patternId": pattern_id,
+        "treatment": {"matching": matching[0], "sessions": treated.joined},
+        "control": {"matching": matching[1], "sessions": control.joined},
+        "treatmentShare": share_of(matching[0], treated.joined),
+        "controlShare": share_of(matching[1], control.joined),
+        **ratio,
+        "verdict": verdict,
+    }
+
+
+def _guardrail(
+    trial: Trial,
+    treated: ArmCounts,
+    control: ArmCounts,
+    basis: list[tuple[int, int]],
+    meaningful: float,
+) -> dict[str, Any]:
+    """The one-sided test for harm a trial that reads worse stops itself by: harm on any of
+    the basis's kinds, at ALPHA over them all (Bonferroni), and the sessions it needs to
+    find the mirror of `meaningfulRatio`."""
+    threshold = math.log(len(basis) / ALPHA)
+    found = any(
+        harm_found(Table(shown, treated.joined, seen, control.joined), threshold)
+        for shown, seen in basis
+    )
+    harmful = round(1 / meaningful, 4)
+    plan = needed(control, [seen for _, seen in basis], trial["share"], harmful, HARM)
+    return {
+        "alpha": ALPHA,
+        "harmFound": found,
+        "harmfulRatio": harmful,
+        "sessionsNeeded": plan.sessions,
+        "sessionsNeededReason": plan.reason,
+    }
+
+
+def _combined(verdicts: set[str]) -> str:
+    """One verdict over the hypothesis's kinds: improved only when every kind improved,
+    worse when any worsened."""
+    if "worse" in verdicts:
+        return "worse"
+    if verdicts == {"improved"}:
+        return "improved"
+    if WITHHELD in verdicts:
+        return WITHHELD
+    if "too_few_sessions" in verdicts:
+        return "too_few_sessions"
+    return "no_clear_change"

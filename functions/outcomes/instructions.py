@@ -1,0 +1,69 @@
+"""An agent's standing instructions, versioned: the one writer that both a person's edit
+(AgentConnect) and a trial's adoption (the Psychologist) go through. A version is never
+changed; the current one is copied onto the agent document, which a session start reads
+anyway, so serving it costs no read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud import firestore
+
+from functions.outcomes.documents import StoredInstructions, TrialOrigin
+from shared.retention import utcnow
+from shared.store import collection, document, writable
+
+MAX_CHARS = 8000
+"""The request schema's `maxLength` too: a runtime reads its instructions on every turn,
+so each character is paid again on every model request of every session (8,000
+characters are about 2,000 tokens)."""
+
+
+def instructions(org_id: str, agent_id: str) -> firestore.CollectionReference:
+    return collection("orgs", org_id, "agents", agent_id, "instructions")
+
+
+def instructions_ref(org_id: str, agent_id: str, version: int) -> firestore.DocumentReference:
+    return document("orgs", org_id, "agents", agent_id, "instructions", str(version))
+
+
+def with_suggestion(current: StoredInstructions | None, sugestao: str) -> str:
+    """What adopting a suggestion makes: the current text, then the suggestion."""
+    return f"{current['text']}\n\n{sugestao}" if current else sugestao
+
+
+@dataclass(frozen=True)
+class Change:
+    """What makes a new version: its text, who and why, and where it came from."""
+
+    text: str
+    by: str
+    reason: str | None
+    origin: TrialOrigin | None = None
+    rolled_back_from: int | None = None
+
+
+def add_version(
+    transaction: firestore.Transaction,
+    agent: firestore.DocumentReference,
+    current: StoredInstructions | None,
+    change: Change,
+    also: dict[str, Any] | None = None,
+) -> StoredInstructions:
+    """Write the version after `current` (read in `transaction` by the caller) and make it
+    the agent's current one, with `also` merged into the agent in the same write: two
+    writers at once make consecutive versions, or one of them retries."""
+    stored: StoredInstructions = {
+        "version": current["version"] + 1 if current else 1,
+        "text": change.text,
+        "created_at": utcnow(),
+        "created_by": change.by,
+        "reason": change.reason,
+        "origin": change.origin,
+        "rolled_back_from": change.rolled_back_from,
+    }
+    org_id, agent_id = agent.parent.parent.id, agent.id
+    transaction.create(instructions_ref(org_id, agent_id, stored["version"]), writable(stored))
+    transaction.set(agent, {"instructions": writable(stored), **(also or {})}, merge=True)
+    return stored

@@ -1,0 +1,17 @@
+"""GET .../patterns/{patternId}/trials/{trialId}: a pattern's trial and its verdict."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.endpoints import routes
+from shared.http import handle_methods
+
+ROUTES = routes("psychologist_pattern_trial_get")
+
+
+@functions_framework.http
+def psychologist_pattern_trial_get(request: flask.Request) -> ResponseReturnValue:
+    return handle_methods(request, ROUTES)

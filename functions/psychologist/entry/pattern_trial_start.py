@@ -1,0 +1,17 @@
+"""POST /projects/{projectId}/patterns/{patternId}/trials: start a pattern's trial."""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+from flask.typing import ResponseReturnValue
+
+from functions.endpoints import routes
+from shared.http import handle_methods
+
+ROUTES = routes("psychologist_pattern_trial_start")
+
+
+@functions_framework.http
+def psychologist_pattern_trial_start(request: flask.Request) -> ResponseReturnValue:
+    return handle_methods(request, ROUTES)
