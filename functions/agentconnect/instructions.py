@@ -4,17 +4,23 @@ serving it there costs no read."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 from google.cloud import firestore
+from google.cloud.firestore_v1 import FieldFilter
 
 from functions.agentconnect import store
 from functions.agentconnect.documents import Agent
 from functions.agentconnect.requests import AgentParams, InstructionsRequest, VersionsParams
-from functions.agentconnect.views import instructions_view
+from functions.agentconnect.views import author_can_view, instructions_view
+from functions.outcomes import store as outcome_store
 from functions.outcomes.documents import StoredInstructions
+from functions.outcomes.estimators import Share, wilson
 from functions.outcomes.instructions import Change, add_version, instructions, instructions_ref
 from shared.errors import not_found
 from shared.http import Call, Reply
-from shared.store import read_as, stream_as, transact
+from shared.store import counted, read_as, stream_as, transact
 
 PAGE_SIZE = 20
 
@@ -72,4 +78,47 @@ def list_versions(call: Call) -> Reply:
     found = list(stream_as(query.limit(limit + 1), StoredInstructions).values())
     page = found[:limit]
     headers = {"X-Next-Page-Token": str(page[-1]["version"])} if len(found) > limit else {}
-    return Reply([instructions_view(stored) for stored in page], headers=headers)
+    rates = version_rates(params["orgId"], params["id"], [stored["version"] for stored in page])
+    listed = [
+        {**instructions_view(stored), "sessions": rates.get(stored["version"])} for stored in page
+    ]
+    return Reply(listed, headers=headers)
+
+
+def version_rates(org_id: str, agent_id: str, versions: list[int]) -> dict[int, dict[str, Any]]:
+    """Each version's sessions in the linked project: those joined (their log ended) and
+    those that ended abnormally, with a 95% Wilson interval; none while the agent is not
+    linked, or its link's author may no longer view the project. Two aggregations per
+    version, all at once."""
+    agent = read_as(store.agent_ref(org_id, agent_id), Agent) or {}
+    source = agent.get("outcome_source")
+    if not versions or source is None or not author_can_view(source):
+        return {}
+    sessions: Any = (
+        outcome_store.outcomes(source["project_id"])
+        .where(filter=FieldFilter("selection.org_id", "==", org_id))
+        .where(filter=FieldFilter("selection.agent_id", "==", agent_id))
+    )
+    queries = [
+        sessions.where(filter=FieldFilter("selection.instructions_version", "==", version)).where(
+            filter=FieldFilter("abnormal_end", *test)
+        )
+        for version in versions
+        for test in (("in", [0, 1]), ("==", 1))
+    ]
+    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+        found = list(pool.map(counted, queries))
+    return {
+        version: _rate(wilson(abnormal, joined))
+        for version, joined, abnormal in zip(versions, found[0::2], found[1::2], strict=True)
+    }
+
+
+def _rate(share: Share) -> dict[str, Any]:
+    return {
+        "joined": share.sessions,
+        "abnormalEnds": share.count,
+        "abnormalShare": share.share,
+        "low": share.low,
+        "high": share.high,
+    }

@@ -66,5 +66,9 @@ def recorded(
     }
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
     ref = outcome_store.outcome_ref(link["project_id"], session_id, link["agent"])
-    changes = {outcome_store.SELECTION: choice, "expires_at": summary["at"] + retention}
+    changes = {
+        outcome_store.SELECTION: choice,
+        "session_id": session_id,
+        "expires_at": summary["at"] + retention,
+    }
     return Recorded(ref, changes)

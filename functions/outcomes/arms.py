@@ -212,3 +212,62 @@ def _combined(verdicts: set[str]) -> str:
     if "too_few_sessions" in verdicts:
         return "too_few_sessions"
     return "no_clear_change"
+
+
+ASSOCIATION = (
+    "Sessions of the agent under the instructions version before the adoption against "
+    "those under the adopted one, on the trial's basis: an association over time, not the "
+    "trial's randomised result (which stays on the trial); anything else that changed "
+    "between the two periods moves it too."
+)
+
+
+def after_adoption(trial: Trial) -> dict[str, Any] | None:
+    """For an adopted trial, its basis (the pattern, else the hypothesis's own kinds, else
+    abnormal ends) over every session of the agent per instructions version, before the
+    adoption against after it: the after/before ratio with the same exact interval."""
+    adopted = trial.get("adopted_as")
+    if adopted is None:
+        return None
+    versions = (adopted - 1 or None, adopted)
+    queries = [query for version in versions for query in _version_queries(trial, version)]
+    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+        found = list(pool.map(counted, queries))
+    (before_n, before), (after_n, after) = found[0:2], found[2:4]
+    verdict, ratio = verdict_of(after, after_n, before, before_n)
+    return {
+        "before": _version_view(versions[0], before, before_n),
+        "after": _version_view(versions[1], after, after_n),
+        **ratio,
+        "verdict": verdict,
+        "note": ASSOCIATION,
+    }
+
+
+def _version_view(version: int | None, showing: int, sessions: int) -> dict[str, Any]:
+    return {
+        "version": version,
+        "sessions": sessions,
+        "showing": showing,
+        "share": share_of(showing, sessions),
+    }
+
+
+def _version_queries(trial: Trial, version: int | None) -> list[Any]:
+    """The agent's joined sessions under `version` (None: before any), and those showing
+    the trial's basis."""
+    sessions: Any = (
+        outcome_store.outcomes(trial["project_id"])
+        .where(filter=FieldFilter("selection.org_id", "==", trial["org_id"]))
+        .where(filter=FieldFilter("selection.agent_id", "==", trial["agent_id"]))
+        .where(filter=FieldFilter("selection.instructions_version", "==", version))
+    )
+    kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
+    pattern_id = trial.get("pattern_id")
+    if pattern_id:
+        showing = sessions.where(filter=FieldFilter("pattern_id", "==", pattern_id))
+    elif kinds:
+        showing = sessions.where(filter=FieldFilter("signal_kinds", "array_contains_any", kinds))
+    else:
+        showing = sessions.where(filter=FieldFilter("abnormal_end", "==", 1))
+    return [sessions.where(filter=FieldFilter("abnormal_end", "in", [0, 1])), showing]

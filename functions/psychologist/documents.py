@@ -527,6 +527,9 @@ class SessionRow(TypedDict):
     createdAt: str
     endedAt: str | None
     lastAnalysisId: str | None
+    instructionsVersion: int | None
+    """The AgentConnect agent's instructions version the session was started under; None
+    when it had none or was not started through AgentConnect."""
 
 
 class AnalysisCounts(TypedDict):

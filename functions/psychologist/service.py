@@ -11,6 +11,7 @@ from typing import Any, Literal
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
+from functions.outcomes import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import (
     Analysis,
@@ -206,7 +207,32 @@ def list_sessions(call: Call) -> Reply:
     if len(found) > limit:
         last_id, last = page[-1]
         headers["X-Next-Page-Token"] = _page_token(last["created_at"], last_id)
-    return Reply([session_row(session_id, data) for session_id, data in page], headers=headers)
+    versions = instructions_versions(project_id, [session_id for session_id, _ in page])
+    rows = [session_row(session_id, data, versions.get(session_id)) for session_id, data in page]
+    return Reply(rows, headers=headers)
+
+
+IN_VALUES = 30
+"""Firestore's most values in one `in` filter."""
+
+
+def instructions_versions(project_id: str, session_ids: list[str]) -> dict[str, int | None]:
+    """The instructions version each session was started under, from the half of its
+    outcome record AgentConnect wrote at its start: one query per 30 sessions, reading only
+    the records of sessions AgentConnect started."""
+    found: dict[str, int | None] = {}
+    for start in range(0, len(session_ids), IN_VALUES):
+        chunk = session_ids[start : start + IN_VALUES]
+        query = (
+            outcome_store.outcomes(project_id)
+            .where(filter=FieldFilter("session_id", "in", chunk))
+            .where(filter=FieldFilter("selection.seq", ">", 0))
+            .select(["session_id", "selection.instructions_version"])
+        )
+        for snapshot in query.stream():
+            data = snapshot.to_dict() or {}
+            found[data["session_id"]] = data["selection"].get("instructions_version")
+    return found
 
 
 def decide(call: Call) -> Reply:

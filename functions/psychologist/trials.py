@@ -20,7 +20,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.outcomes import store as outcome_store
-from functions.outcomes.arms import arm_counts, randomized
+from functions.outcomes.arms import after_adoption, arm_counts, randomized
 from functions.outcomes.documents import (
     GENERIC_KINDS,
     RunningTrial,
@@ -273,6 +273,7 @@ def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, An
         view["arms"] = read["arms"]
         view["verdict"] = read["verdict"]
         view["effect"] = read
+        view["afterAdoption"] = after_adoption(trial)
     return view
 
 

@@ -110,7 +110,7 @@ def usage_view(session: Session) -> SessionUsageView:
     }
 
 
-def session_row(session_id: str, data: Session) -> SessionRow:
+def session_row(session_id: str, data: Session, version: int | None) -> SessionRow:
     last = data.get("last_analysis")
     return {
         "sessionId": session_id,
@@ -124,6 +124,7 @@ def session_row(session_id: str, data: Session) -> SessionRow:
         "createdAt": iso(data["created_at"]),
         "endedAt": _iso_or_none(data.get("ended_at")),
         "lastAnalysisId": last["id"] if last is not None else data.get("analysis_id"),
+        "instructionsVersion": version,
     }
 
 

@@ -180,7 +180,8 @@ def test_a_running_trial_keeps_running_when_the_instructions_change_under_it(
     tried: Tried,
 ) -> None:
     """Both arms are served the version in force at their start, so the comparison stays
-    randomised within every version; each session keeps the version it ran under."""
+    randomised within every version; each session keeps the version it ran under, and the
+    project's sessions read shows it (none for a session AgentConnect did not start)."""
     loop = tried.loop
     assert put_instructions(loop, "Version one.").status_code == 200
     trial = tried.start_trial().json()["id"]
@@ -193,7 +194,13 @@ def test_a_running_trial_keeps_running_when_the_instructions_change_under_it(
         assert started["instructions"]["version"] == version
         record = outcome_store.outcome_ref(loop.project, started["sessionId"], AGENT_NAME)
         assert document(record.path)["selection"]["instructions_version"] == version
+        loop.log_and_end(started["sessionId"], "closed")
     assert trial_of(tried, trial)["status"] == "running"
+    listed = loop.connect.api.call("GET", f"/projects/{loop.project}/sessions", token=tried.admin)
+    assert listed.status_code == 200, listed.text
+    assert_conforms("GET", "/projects/{projectId}/sessions", listed)
+    versions = {row["sessionId"]: row["instructionsVersion"] for row in listed.json()}
+    assert versions == {"h-1": None, "under-1": 1, "under-2": 2}
 
 
 @pytest.fixture
@@ -282,3 +289,66 @@ def test_a_pattern_trial_needs_an_accepted_pattern_with_a_suggestion(
     ref.update({"sugestao": "Say what done means.", "status": "dismissed"})
     assert api.post(f"{base}/{pattern}/trials", sent, tried.admin).status_code == 409
     assert "running_trial" not in document(ref.path)
+
+
+def seed_versions(loop: Loop, rows: dict[int | None, tuple[int, int]]) -> None:
+    """Ended sessions of the agent under each instructions version (None: before any),
+    `showing` of them ending abnormally with reopened tasks."""
+    batch = db().batch()
+    for version, (sessions, showing) in rows.items():
+        for index in range(sessions):
+            shows = index < showing
+            selection = {
+                "org_id": loop.connect.org,
+                "agent_id": AGENT,
+                "instructions_version": version,
+            }
+            record: dict[str, Any] = {
+                "selection": selection,
+                "abnormal_end": int(shows),
+                "signal_kinds": ["task_reopened"] if shows else [],
+            }
+            ref = outcome_store.outcome_ref(loop.project, f"v{version}-{index}", AGENT_NAME)
+            batch.set(ref, record)
+    batch.commit()
+
+
+def test_each_version_shows_its_sessions_and_an_adopted_trial_reads_before_against_after(
+    tried: Tried,
+) -> None:
+    """Version 1 (a person's) and version 2 (adopted) each list their sessions' abnormal
+    ends with an interval; the adopted trial reads its basis under version 1 against
+    version 2, said to be an association."""
+    loop = tried.loop
+    assert put_instructions(loop, "Keep every change small.").status_code == 200
+    trial = tried.start_trial().json()["id"]
+    seed_arms(loop, trial, IMPROVED)
+    assert adopt(tried, trial).json()["adoptedAs"] == 2
+    seed_versions(loop, {1: (30, 12), 2: (30, 3)})
+    listed = loop.connect.api.call(
+        "GET", loop.connect.path("/instructions/versions"), token=loop.connect.viewer
+    )
+    assert listed.status_code == 200, listed.text
+    assert_conforms("GET", "/v1/orgs/{orgId}/agents/{id}/instructions/versions", listed)
+    rates = {v["version"]: v["sessions"] for v in listed.json()}
+    assert (rates[1]["joined"], rates[1]["abnormalEnds"]) == (30, 12)
+    assert (rates[2]["joined"], rates[2]["abnormalEnds"]) == (30, 3)
+    assert rates[2]["low"] < rates[2]["abnormalShare"] == 0.1 < rates[2]["high"]
+    after = trial_of(tried, trial)["afterAdoption"]
+    assert (after["before"]["version"], after["after"]["version"]) == (1, 2)
+    assert (after["before"]["showing"], after["after"]["showing"]) == (12, 3)
+    assert after["ratio"] == 0.25
+    assert "association" in after["note"]
+
+
+def test_versions_of_an_unlinked_agent_list_no_sessions(tried: Tried) -> None:
+    loop = tried.loop
+    assert put_instructions(loop, "Keep every change small.").status_code == 200
+    unlinked = loop.connect.api.call(
+        "DELETE", loop.connect.path("/outcome-source"), token=loop.connect.admin
+    )
+    assert unlinked.status_code == 200
+    listed = loop.connect.api.call(
+        "GET", loop.connect.path("/instructions/versions"), token=loop.connect.viewer
+    ).json()
+    assert [v["sessions"] for v in listed] == [None]

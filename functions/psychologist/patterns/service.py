@@ -18,7 +18,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.outcomes import store as outcome_store
-from functions.outcomes.arms import arm_counts, randomized
+from functions.outcomes.arms import after_adoption, arm_counts, randomized
 from functions.outcomes.documents import Trial
 from functions.outcomes.estimators import Share, wilson
 from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
@@ -267,6 +267,7 @@ def _trial_read(project_id: str, trial_id: str | None) -> dict[str, Any] | None:
         "stoppedBy": trial.get("stopped_by"),
         "verdict": read["verdict"],
         "rate": read["pattern"],
+        "afterAdoption": after_adoption(trial),
     }
 
 
