@@ -8,8 +8,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
-from google.api_core import exceptions
+from google.api_core import exceptions, gapic_v1
 from google.cloud import firestore
+from google.cloud.firestore_v1._helpers import decode_dict
+from proto.datetime_helpers import (  # type: ignore[import-untyped] # proto-plus has no types
+    DatetimeWithNanoseconds,  # the class of every time the library's snapshots carry
+)
 
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, not_found
@@ -51,8 +55,47 @@ def read_all(
     refs: Iterable[firestore.DocumentReference], transaction: firestore.Transaction | None = None
 ) -> dict[str, Snapshot]:
     """Every document in one batched read, by path (a missing one is a snapshot that does
-    not exist)."""
-    return {s.reference.path: s for s in db().get_all(list(refs), transaction=transaction)}
+    not exist).
+
+    The request is the library's own (`get_all`'s), and so are the snapshots, but made from
+    the raw answers: the library reads each answer through its proto-plus wrappers and then
+    deep-copies the fields it has just decoded, which together cost about a tenth of a warm
+    evaluation read's CPU. A snapshot here is made for one read (see `read_fields`)."""
+    client = db()
+    request, by_name, options = client._prep_get_all(  # noqa: SLF001 - get_all's own request
+        list(refs), None, transaction, gapic_v1.method.DEFAULT, None
+    )
+    answers = client._firestore_api.batch_get_documents(  # noqa: SLF001 - get_all's own call
+        request=request,
+        metadata=client._rpc_metadata,  # noqa: SLF001 - get_all's own metadata
+        **options,
+    )
+    snapshots = (_snapshot(answer._pb, by_name, client) for answer in answers)  # noqa: SLF001
+    return {snapshot.reference.path: snapshot for snapshot in snapshots}
+
+
+def _snapshot(
+    answer: Any, by_name: dict[str, firestore.DocumentReference], client: firestore.Client
+) -> Snapshot:
+    """One answer of a batched read (a `BatchGetDocumentsResponse` protobuf) as the
+    snapshot the library's `_parse_batch_get` makes of it, its fields not copied again."""
+    read_time = DatetimeWithNanoseconds.from_timestamp_pb(answer.read_time)
+    result = answer.WhichOneof("result")
+    if result == "missing":
+        return Snapshot(by_name[answer.missing], None, False, read_time, None, None)
+    if result != "found":
+        raise ValueError(f"A batched read answered {result}, neither found nor missing.")
+    found = answer.found
+    snapshot = Snapshot(
+        by_name[found.name],
+        None,
+        True,
+        read_time,
+        DatetimeWithNanoseconds.from_timestamp_pb(found.create_time),
+        DatetimeWithNanoseconds.from_timestamp_pb(found.update_time),
+    )
+    snapshot._data = decode_dict(found.fields, client)  # noqa: SLF001 - its own, not copied
+    return snapshot
 
 
 def as_stored(data: Mapping[str, Any], kind: type[Stored]) -> Stored:  # noqa: ARG001 - names the type
