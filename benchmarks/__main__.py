@@ -25,6 +25,7 @@ from benchmarks.patterns import SESSIONS, patterns
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.routing import routing
+from benchmarks.routing_changes import changes as routing_changes
 from benchmarks.seeding import BENCH_ENV, seed
 from benchmarks.telemetry import telemetry
 from benchmarks.throughput import throughput
@@ -183,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
             (
                 "routing",
                 "model selection judged by outcomes: 60 sessions through the real path, "
-                "then 500 simulated replications through the report's estimators (about 2 min)",
-                lambda: routing(seeded, host_url(), gemini),
+                "500 simulated replications through the report's estimators, then drift, "
+                "version, new-target and small-count simulations (about 15 min)",
+                lambda: {**routing(seeded, host_url(), gemini), "changes": routing_changes()},
             ),
             (
                 "trials",

@@ -222,6 +222,10 @@ def _routing_lines(routing: dict[str, Any]) -> list[str]:
     for name in ("recommended", "current_rules", "always_strongest", "always_default"):
         row = policies[name]
         lines.append(f"  {name:18} {row['abnormal_share']:15.4f} {row['strongest_share']:16.4f}")
+    if "changes" in routing:
+        from benchmarks.routing_changes import lines as changes_lines
+
+        lines += changes_lines(routing)
     return lines
 
 

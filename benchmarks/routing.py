@@ -16,6 +16,7 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
@@ -31,6 +32,9 @@ REAL_SESSIONS = 60
 TRUTH_CONTEXTS = 200_000
 SEED = 20261202
 AGENT_NAME = "routed-agent"
+STARTED = datetime(2026, 11, 1, tzinfo=UTC)
+WINDOW = timedelta(days=30)
+"""The stationary simulation's sessions start evenly over the window from STARTED."""
 
 DEFAULT = {
     "runtime": "local",
@@ -198,14 +202,14 @@ def _given(
 def _replication(rng: random.Random) -> dict[str, Any]:
     """One report's worth of sessions under the selection with exploration, judged by the
     report's own estimators."""
-    from functions.agentconnect.report import Explored, estimate, recommended
+    from functions.agentconnect.report import MIN_MATCHED, Explored, assess
     from functions.agentconnect.selection import changed, target_key
     from functions.outcomes.estimators import Logged, wilson
 
     rules = _policy(SELECTION)
     by_target: dict[str, list[int]] = {}
     explored: list[Explored] = []
-    for _ in range(SESSIONS):
+    for index in range(SESSIONS):
         context = _context(rng)
         target, candidates = _given(rules(context), rng)
         ended = int(rng.random() < _abnormal_chance(target, context))
@@ -214,9 +218,11 @@ def _replication(rng: random.Random) -> dict[str, Any]:
         if candidates is not None:
             explored.append(
                 Explored(
-                    Logged(key, 1 / len(candidates), ended),
+                    Logged(key, SHARE / len(candidates), ended, SHARE),
                     context.answers,
                     frozenset(target_key(cast(Any, c)) for c in candidates),
+                    1,
+                    STARTED + WINDOW * index / SESSIONS,
                 )
             )
     truths = _target_truths()
@@ -224,13 +230,15 @@ def _replication(rng: random.Random) -> dict[str, Any]:
     for key, ends in by_target.items():
         found = wilson(sum(ends), len(ends))
         shares.append((found.low, found.high, truths[key]))
-    estimates = estimate(cast(Any, SELECTION), explored)
+    assessed = assess(cast(Any, SELECTION), explored, STARTED + WINDOW / 2)
+    estimates = assessed.whole
+    assert estimates is not None  # noqa: S101 - about 500 explored, over the minimum
     served = [(estimates.current.estimate, _truth_of(json.dumps(SELECTION)).abnormal)]
     for candidate in estimates.candidates:
-        if candidate.served:
+        if candidate.weights.estimate.matched >= MIN_MATCHED:
             body = json.dumps(changed(cast(Any, SELECTION), candidate.change))
             served.append((candidate.weights.estimate, _truth_of(body).abnormal))
-    best = recommended(estimates)
+    best = assessed.recommended
     chosen_rules = changed(cast(Any, SELECTION), best.change) if best else SELECTION
     return {
         "shares": shares,
@@ -238,6 +246,7 @@ def _replication(rng: random.Random) -> dict[str, Any]:
         "recommended": _truth_of(json.dumps(chosen_rules)),
         "recommended_any": best is not None,
         "explored": len(explored),
+        "drifted": assessed.drift is not None and assessed.drift.drifted,
     }
 
 
@@ -262,6 +271,7 @@ def simulation(replications: int = REPLICATIONS) -> dict[str, Any]:
         "sessions_per_replication": SESSIONS,
         "exploration_share": SHARE,
         "explored_per_replication": round(sum(r["explored"] for r in runs) / len(runs), 1),
+        "halves_disagreed": sum(r["drifted"] for r in runs),
         "coverage": {
             "target_shares_wilson": covered(shares),
             "target_share_intervals": len(shares),

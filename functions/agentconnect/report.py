@@ -61,7 +61,9 @@ from functions.outcomes.estimators import (
     bonferroni_z,
     difference,
     rounded,
+    share_difference,
     weighted,
+    weighted_share,
     wilson,
 )
 from functions.outcomes.means import Mean, Sums, mean_interval
@@ -84,12 +86,18 @@ PARALLEL_QUERIES = 16
 FROZEN = "frozen"
 SELECTION = outcome_store.SELECTION
 METHOD = (
-    "Shares of joined sessions with Wilson 95% intervals. Off-policy estimates: "
-    "self-normalised inverse propensity weighting (SNIPW) over explored sessions, each "
-    "weighted by the number of targets it was drawn among when the policy would have "
-    "drawn the same, with a delta-method variance and Wilson's interval at the effective "
-    "size it implies; a change is better when the paired 95% interval of its difference "
-    "from the current rules (Bonferroni over the changes tried) lies below zero."
+    "Shares of joined sessions with Wilson 95% intervals. Off-policy estimates of the "
+    "window's average (not today's): self-normalised inverse propensity weighting (SNIPW) "
+    "over explored sessions, each weighted by its own version's propensity (the number of "
+    "targets it was drawn among over its version's exploration share) when the policy "
+    "would have drawn the same, with a delta-method variance and Wilson's interval at the "
+    "effective size it implies. A change is compared with the current rules over the "
+    "sessions both can be judged on: 0 where they decide alike, and where they differ a "
+    "randomised trial read with Newcombe's interval, scaled by the share that differ; it "
+    "is better when that interval (Bonferroni over the changes tried) lies below zero. "
+    "Each target drawn is compared between the older and the newer half of the window; "
+    "when they disagree beyond chance, nothing is recommended on the window, and the "
+    "recent half is estimated alone."
 )
 CAVEATS = [
     "A target's shares are associations: the rules give targets to different tasks, so "
@@ -101,6 +109,10 @@ CAVEATS = [
     "ended are counted as not joined, never guessed.",
     "An explored session counts toward a policy only when the policy decides it from the "
     "answers recorded (a step added since cannot) and would have drawn the target it got.",
+    "Every estimate is the window's average: a change in models, tasks or targets within "
+    "the window is seen only as far as its older and newer halves differ beyond chance, "
+    "target by target; a drift smaller than that, one within a half, or one that moves "
+    "every target alike, is not told apart from chance.",
 ]
 
 
@@ -118,7 +130,7 @@ def _window(params: ReportParams) -> Window:
     return Window(since, until)
 
 
-def _versions_in(org_id: str, agent_id: str, window: Window) -> list[Selection]:
+def _versions_in(org_id: str, agent_id: str, window: Window) -> list[StoredSelection]:
     """The selection versions sessions started in the window were decided under, oldest
     first: those created in it and the one in force when it began."""
     query = (
@@ -127,9 +139,9 @@ def _versions_in(org_id: str, agent_id: str, window: Window) -> list[Selection]:
         .order_by("created_at", direction=firestore.Query.DESCENDING)
         .limit(VERSIONS_READ)
     )
-    found: list[Selection] = []
+    found: list[StoredSelection] = []
     for version in stream_as(query, StoredSelection).values():
-        found.append(version["selection"])
+        found.append(version)
         if version["created_at"] <= window.since:
             break
     return found[::-1]
@@ -190,6 +202,8 @@ def _explored_query(base: Any) -> Any:
                 f"{SELECTION}.candidates",
                 f"{SELECTION}.candidate_keys",
                 f"{SELECTION}.answers",
+                f"{SELECTION}.selection_version",
+                f"{SELECTION}.started_at",
                 "abnormal_end",
             ]
         )
@@ -204,18 +218,43 @@ class Explored:
     logged: Logged
     answers: dict[str, StepAnswer]
     drawable: frozenset[str]
+    version: int
+    started_at: datetime
 
 
-def _explored(query: Any) -> list[Explored]:
+@dataclass(frozen=True)
+class Read:
+    """An explored record as stored, before its version's share is known."""
+
+    target_key: str
+    candidates: int
+    abnormal: int
+    answers: dict[str, StepAnswer]
+    drawable: frozenset[str]
+    version: int
+    started_at: datetime
+
+    def explored(self, share: float) -> Explored:
+        """Weighted by its own version's propensity: read at its share, drawn among its
+        candidates."""
+        logged = Logged(self.target_key, share / self.candidates, self.abnormal, share)
+        return Explored(logged, self.answers, self.drawable, self.version, self.started_at)
+
+
+def _explored(query: Any) -> list[Read]:
     found = []
     for snapshot in query.stream():
         fields = read_fields(snapshot) or {}
         choice = fields[SELECTION]
         found.append(
-            Explored(
-                Logged(choice["target_key"], 1 / choice["candidates"], fields["abnormal_end"]),
+            Read(
+                choice["target_key"],
+                choice["candidates"],
+                fields["abnormal_end"],
                 choice["answers"],
                 frozenset(choice.get("candidate_keys", ())),
+                choice.get("selection_version", 0),
+                choice["started_at"],
             )
         )
     return found
@@ -242,8 +281,8 @@ def _share_view(found: Share) -> dict[str, Any]:
     }
 
 
-def _estimate(found: Estimate, served: bool = True) -> dict[str, Any]:
-    shown = served and found.matched >= MIN_MATCHED
+def _estimate(found: Estimate) -> dict[str, Any]:
+    shown = found.matched >= MIN_MATCHED
     return {
         "abnormalShare": rounded(found.value) if shown else None,
         "low": rounded(found.low) if shown else None,
@@ -261,8 +300,9 @@ class Judged:
     chosen: list[str | None]
     undetermined: int
     unsupported: int
-    """Sessions where it would give a target above the permission mode the rules chose:
-    never drawn, so nothing says how they would have ended."""
+    """Sessions where it would give a target their draw could not: one above the
+    permission mode the rules chose, or one added since. Nothing says how they would
+    have ended, so they leave its estimate."""
 
 
 def judged(selection: Selection, explored: list[Explored]) -> Judged:
@@ -283,7 +323,8 @@ class Candidate:
     weights: Weighted
     unsupported: int
     difference: Difference | None
-    """Against the current rules, at the Bonferroni level; None when not served."""
+    """Against the current rules over the sessions both can be judged on, at the
+    Bonferroni level; None when not served."""
 
     @property
     def served(self) -> bool:
@@ -298,16 +339,20 @@ class Candidate:
 class Estimates:
     """The current rules and each threshold change, estimated over explored sessions."""
 
+    explored: int
     current: Weighted
     undetermined: int
+    unsupported: int
+    """Explored sessions that could not have drawn the current rules' choice."""
     candidates: list[Candidate]
 
 
 def estimate(current: Selection, explored: list[Explored]) -> Estimates:
-    """SNIPW estimates of the current rules and of each threshold change. A change is
-    served when it matches at least MIN_MATCHED explored sessions and would never give a
-    target the draws could not; it is better when its paired difference from the current
-    rules lies below zero at the Bonferroni level over the changes tried."""
+    """SNIPW estimates of the current rules and of each threshold change, each over the
+    explored sessions that could have drawn its choice (served from MIN_MATCHED). A
+    change's difference from the current rules is served when both are; it is better
+    when that paired difference, over the sessions both can be judged on, lies below zero
+    at the Bonferroni level over the changes tried."""
     logged = [each.logged for each in explored]
     now = judged(current, explored)
     now_weights = weighted(logged, now.chosen)
@@ -317,41 +362,115 @@ def estimate(current: Selection, explored: list[Explored]) -> Estimates:
     for change in changes:
         policy = judged(changed(current, change), explored)
         weights = weighted(logged, policy.chosen)
-        servable = weights.estimate.matched >= MIN_MATCHED and policy.unsupported == 0
-        gap = difference(weights, now_weights, z) if servable else None
+        servable = (
+            weights.estimate.matched >= MIN_MATCHED and now_weights.estimate.matched >= MIN_MATCHED
+        )
+        gap = difference(logged, policy.chosen, now.chosen, z) if servable else None
         candidates.append(Candidate(change, weights, policy.unsupported, gap))
-    return Estimates(now_weights, now.undetermined, candidates)
+    return Estimates(len(explored), now_weights, now.undetermined, now.unsupported, candidates)
 
 
-def _difference(found: Difference | None) -> dict[str, float] | None:
+@dataclass(frozen=True)
+class Shift:
+    """One target's abnormal-end share over the explored sessions that drew it, in the
+    older and the newer half of the window, and newer minus older."""
+
+    target_key: str
+    older: Estimate
+    newer: Estimate
+    difference: Difference | None
+
+    @property
+    def beyond_chance(self) -> bool:
+        found = self.difference
+        return found is not None and (found.low > 0 or found.high < 0)
+
+
+@dataclass(frozen=True)
+class Drift:
+    split: datetime
+    older: int
+    newer: int
+    shifts: list[Shift]
+
+    @property
+    def drifted(self) -> bool:
+        return any(shift.beyond_chance for shift in self.shifts)
+
+
+def drift(explored: list[Explored], split: datetime) -> Drift:
+    """Each drawn target's share in the older half against the newer, at the Bonferroni
+    level over the targets compared (those with MIN_MATCHED sessions in each half);
+    Newcombe's interval, as a target drawn at random in both halves is a trial of
+    time."""
+    halves: dict[str, tuple[list[tuple[float, int]], list[tuple[float, int]]]] = {}
+    for each in explored:
+        older, newer = halves.setdefault(each.logged.target, ([], []))
+        pair = (1 / each.logged.propensity, each.logged.abnormal)
+        (newer if each.started_at >= split else older).append(pair)
+    compared = {key: pairs for key, pairs in halves.items() if min(map(len, pairs)) >= MIN_MATCHED}
+    z = bonferroni_z(len(compared))
+    shifts = [
+        Shift(key, weighted_share(older), weighted_share(newer), share_difference(newer, older, z))
+        for key, (older, newer) in sorted(compared.items())
+    ]
+    newer_count = sum(each.started_at >= split for each in explored)
+    return Drift(split, len(explored) - newer_count, newer_count, shifts)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What the explored sessions say: estimates over the whole window, the halves'
+    comparison, and when they disagree the recent half's own estimates."""
+
+    whole: Estimates | None
+    drift: Drift | None
+    recent: Estimates | None
+    basis: str | None
+    """What a recommendation rests on: `window`, `recent_half`, or None (none made)."""
+
+    @property
+    def recommended(self) -> Candidate | None:
+        return recommended(self.recent if self.basis == RECENT_HALF else self.whole)
+
+
+WHOLE_WINDOW = "window"
+RECENT_HALF = "recent_half"
+
+
+def assess(current: Selection, explored: list[Explored], split: datetime) -> Assessment:
+    """The window's estimates; then, when a target's older and newer halves disagree
+    beyond chance, nothing recommended on the window, and the recent half estimated on
+    its own when it has MIN_EXPLORED explored sessions."""
+    if len(explored) < MIN_EXPLORED:
+        return Assessment(None, None, None, None)
+    whole = estimate(current, explored)
+    shifted = drift(explored, split)
+    if not shifted.drifted:
+        return Assessment(whole, shifted, None, WHOLE_WINDOW)
+    newer = [each for each in explored if each.started_at >= split]
+    if len(newer) < MIN_EXPLORED:
+        return Assessment(whole, shifted, None, None)
+    return Assessment(whole, shifted, estimate(current, newer), RECENT_HALF)
+
+
+def _difference(found: Difference | None) -> dict[str, Any] | None:
     if found is None:
         return None
     return {
         "value": round(found.value, 4),
         "low": round(found.low, 4),
         "high": round(found.high, 4),
+        "sessions": found.sessions,
+        "discordant": found.discordant,
     }
 
 
-def _exploration(
-    current: Selection, explored: list[Explored]
-) -> tuple[dict[str, Any], Estimates | None]:
-    share = current.get("exploration", {}).get("share", 0.0)
-    section: dict[str, Any] = {
-        "share": share,
-        "status": "off" if share == 0 and not explored else "too_few_explored",
-        "explored": len(explored),
-        "minimumExplored": MIN_EXPLORED,
-        "undetermined": 0,
-        "current": None,
-        "candidates": [],
-    }
-    if len(explored) < MIN_EXPLORED:
-        return section, None
-    found = estimate(current, explored)
-    section |= {
-        "status": "estimated",
+def _estimates_view(found: Estimates) -> dict[str, Any]:
+    return {
+        "explored": found.explored,
         "undetermined": found.undetermined,
+        "unsupported": found.unsupported,
         "current": _estimate(found.current.estimate),
         "candidates": [
             {
@@ -362,13 +481,81 @@ def _exploration(
                     "from": c.change.before,
                     "to": c.change.after,
                 },
-                "estimate": _estimate(c.weights.estimate, c.served),
+                "estimate": _estimate(c.weights.estimate),
                 "unsupported": c.unsupported,
                 "difference": _difference(c.difference),
                 "better": c.better,
             }
             for c in found.candidates
         ],
+    }
+
+
+def _drift_view(found: Drift) -> dict[str, Any]:
+    drifted = [shift.target_key for shift in found.shifts if shift.beyond_chance]
+    if drifted:
+        said = (
+            f"The older and newer halves disagree beyond chance for {', '.join(drifted)}: "
+            "the window's average is not today's, so nothing is recommended on it."
+        )
+    elif found.shifts:
+        said = "The older and newer halves agree within chance for every target compared."
+    else:
+        said = "Too few explored sessions in each half to compare them."
+    return {
+        "status": "drifted" if drifted else "stable" if found.shifts else "not_compared",
+        "splitAt": iso(found.split),
+        "older": found.older,
+        "newer": found.newer,
+        "targets": [
+            {
+                "targetKey": shift.target_key,
+                "older": _estimate(shift.older),
+                "newer": _estimate(shift.newer),
+                "difference": _difference(shift.difference),
+                "beyondChance": shift.beyond_chance,
+            }
+            for shift in found.shifts
+        ],
+        "said": said,
+    }
+
+
+def _versions_view(explored: list[Explored], shares: dict[int, float]) -> list[dict[str, Any]]:
+    counted: dict[int, int] = {}
+    for each in explored:
+        counted[each.version] = counted.get(each.version, 0) + 1
+    return [
+        {"version": version, "share": shares.get(version, 0.0), "explored": count}
+        for version, count in sorted(counted.items())
+    ]
+
+
+def _exploration(
+    current: Selection, explored: list[Explored], shares: dict[int, float], split: datetime
+) -> tuple[dict[str, Any], Assessment]:
+    share = current.get("exploration", {}).get("share", 0.0)
+    section: dict[str, Any] = {
+        "share": share,
+        "status": "off" if share == 0 and not explored else "too_few_explored",
+        "explored": len(explored),
+        "minimumExplored": MIN_EXPLORED,
+        "versions": _versions_view(explored, shares),
+        "undetermined": 0,
+        "unsupported": 0,
+        "current": None,
+        "candidates": [],
+        "drift": None,
+        "recent": None,
+    }
+    found = assess(current, explored, split)
+    if found.whole is None or found.drift is None:
+        return section, found
+    section |= {
+        "status": "estimated",
+        **_estimates_view(found.whole),
+        "drift": _drift_view(found.drift),
+        "recent": _estimates_view(found.recent) if found.recent else None,
     }
     return section, found
 
@@ -381,22 +568,23 @@ def recommended(estimates: Estimates | None) -> Candidate | None:
 
 def _recommendation(
     current: Selection,
-    estimates: Estimates | None,
+    found: Assessment,
     report_id: str,
     generated: datetime,
 ) -> dict[str, Any] | None:
-    best = recommended(estimates)
+    best = found.recommended
     if best is None or best.difference is None:
         return None
     gap = best.difference
+    over = "the recent half of the window" if found.basis == RECENT_HALF else "the window"
     said = (
         f"{best.change.said()}: abnormal-end share {best.weights.estimate.value:.3f} "
-        f"estimated, {gap.value:+.3f} against the current rules "
+        f"estimated over {over}, {gap.value:+.3f} against the current rules "
         f"(interval {gap.low:+.3f} to {gap.high:+.3f})"
     )
     body = changed(current, best.change)
     body["fromReport"] = {"reportId": report_id, "generatedAt": iso(generated), "change": said}
-    return {"change": said, "selection": body}
+    return {"change": said, "basis": found.basis, "selection": body}
 
 
 def _report_id(org_id: str, agent_id: str, window: Window, generated: datetime) -> str:
@@ -436,7 +624,7 @@ class Counts:
     by_route: dict[tuple[str, str], int] = field(default_factory=dict)
     spent: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per target, the sums over its joined sessions whose tokens were reported."""
-    explored: list[Explored] = field(default_factory=list)
+    explored: list[Read] = field(default_factory=list)
 
 
 def _counts(
@@ -614,16 +802,18 @@ def selection_report(call: Call) -> Reply:
         raise not_found("The agent's model selection")
     current: Selection = stored["selection"]
     status = "not_linked" if source is None else "linked" if may_read else "access_lost"
-    targets, routes = _targets([*versions, current])
+    targets, routes = _targets([*(v["selection"] for v in versions), current])
     readable = source if status == "linked" else None
     counts = _counts(org_id, agent_id, window, readable, (targets, routes))
+    shares = _shares(org_id, agent_id, [*versions, stored], counts.explored)
+    explored = [read.explored(shares[read.version]) for read in counts.explored]
     target_views = [
         _target_view(key, target, counts.by_target[key], counts)
         for key, target in targets.items()
         if counts.by_target.get(key, [0])[0]
     ]
     joined = sum(view["sessions"] for view in target_views)
-    exploration, estimates = _exploration(current, counts.explored)
+    exploration, assessed = _exploration(current, explored, shares, _split(window, explored))
     sessions = {
         "started": counts.started,
         "recorded": counts.recorded,
@@ -650,11 +840,75 @@ def selection_report(call: Call) -> Reply:
             "notJoined": _not_joined(sessions, status, source),
             "targets": target_views,
             "exploration": exploration,
-            "recommendation": _recommendation(current, estimates, report_id, generated),
+            "recommendation": _recommendation(current, assessed, report_id, generated),
             "method": METHOD,
-            "caveats": CAVEATS,
+            "caveats": [*CAVEATS, *_caveats(assessed, len(explored))],
         }
     )
+
+
+def _shares(
+    org_id: str, agent_id: str, versions: list[StoredSelection], read: list[Read]
+) -> dict[int, float]:
+    """Each version's exploration share, for every version an explored record names: the
+    window's versions, and any older one read by its id (a window with more than
+    VERSIONS_READ versions)."""
+    shares = {
+        v["version"]: v["selection"].get("exploration", {}).get("share", 0.0) for v in versions
+    }
+    missing = sorted({each.version for each in read} - set(shares))
+
+    def reader(version: int) -> Callable[[], StoredSelection | None]:
+        return lambda: read_as(store.selection_ref(org_id, agent_id, version), StoredSelection)
+
+    found = _in_parallel([reader(version) for version in missing])
+    for version, stored in zip(missing, found, strict=True):
+        share = stored["selection"].get("exploration", {}).get("share", 0.0) if stored else 0.0
+        shares[version] = share
+    return {version: share if share > 0 else UNKNOWN_SHARE for version, share in shares.items()}
+
+
+UNKNOWN_SHARE = 1.0
+"""An explored record whose version says no share (never stored so): weighted as if every
+session of it had been read, the least weight it could have."""
+
+
+def _split(window: Window, explored: list[Explored]) -> datetime:
+    """The middle of the window, or of the span read when the explored read reached its
+    limit (its oldest sessions then are the oldest read)."""
+    since = window.since
+    if len(explored) >= EXPLORED_READ:
+        since = max(since, min(each.started_at for each in explored))
+    return since + (window.until - since) / 2
+
+
+def _caveats(found: Assessment, explored: int) -> list[str]:
+    said = []
+    whole = found.whole
+    if whole is not None and (whole.unsupported or any(c.unsupported for c in whole.candidates)):
+        said.append(
+            f"{whole.unsupported} of {whole.explored} explored sessions could not have "
+            "drawn the current rules' choice (a target added since, or above the permission "
+            "mode their rules chose): the current rules are estimated over the others, "
+            "and each change is judged against them over the sessions where both choices "
+            "could be drawn, which may differ from the sessions of today."
+        )
+    if explored >= EXPLORED_READ:
+        said.append(
+            f"Only the newest {EXPLORED_READ} explored sessions are read: the estimates and "
+            "the halves compared cover the span they were started in."
+        )
+    if found.basis == RECENT_HALF:
+        said.append(
+            "The halves of the window disagree: the recommendation rests on the recent half "
+            "alone, whose average is still not the present if the drift goes on."
+        )
+    elif found.drift is not None and found.drift.drifted:
+        said.append(
+            "The halves of the window disagree, and the recent half has too few explored "
+            f"sessions (fewer than {MIN_EXPLORED}) for a recommendation of its own."
+        )
+    return said
 
 
 def _not_joined(sessions: dict[str, int], status: str, source: OutcomeSource | None) -> list[str]:

@@ -5,13 +5,15 @@ sessions whose target was drawn with a known probability.
 A share is k of n sessions with Wilson's score interval. An off-policy estimate is
 self-normalised inverse propensity weighting (SNIPW): a session counts when the policy
 evaluated would have chosen the target it was given, weighted by 1 / the probability it
-was given it, and the estimate is the weighted share of abnormal ends. Its variance is the
-delta method's, sum(w²(y - μ)²) / (sum w)²; the interval is Wilson's at the effective
-sample size that variance implies (μ(1 - μ) / variance), which keeps it inside [0, 1] and
-honest when few sessions count. A difference between two policies over the same sessions
-is paired and inverse-propensity weighted without normalising (unbiased, and exactly
-zero on every session the two policies decide alike), with the sample variance of the
-per-session differences.
+was read and given it (its version's exploration share over the targets it was drawn
+among, so that versions with different shares stand for their own sessions), and the
+estimate is the weighted share of abnormal ends. Its variance is the delta method's,
+sum(w²(y - μ)²) / (sum w)²; the interval is Wilson's at the effective sample size that
+variance implies (μ(1 - μ) / variance), which keeps it inside [0, 1] and honest when few
+sessions count. A difference between two policies over the same sessions is paired: 0
+where they decide alike, and where they differ the draw was a randomised trial between
+them, read with Newcombe's hybrid score interval, so that it keeps its width at small
+counts.
 `python -m benchmarks --only routing` prints the coverage of each interval on simulated
 sessions with known truth."""
 
@@ -73,9 +75,14 @@ class Logged:
     target: str
     """The target it was given."""
     propensity: float
-    """The probability the logging policy gave that target, in (0, 1]."""
+    """The probability that the session was in the sample read and was given that
+    target, in (0, 1]: for an explored session, its version's exploration share over the
+    number of targets it was drawn among."""
     abnormal: int
     """1 when it ended abnormally."""
+    sampled: float = 1.0
+    """The probability that the session was in the sample at all (its version's
+    exploration share): it stands for 1 / sampled sessions of the window."""
 
 
 @dataclass(frozen=True)
@@ -91,44 +98,44 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Weighted:
-    """A policy's weights over logged sessions: its estimate, and each session's
-    inverse-propensity term (1 / propensity when the policy matches the session's target
-    and it ended abnormally, else 0), which a paired difference reads."""
+    """A policy's estimate over logged sessions."""
 
     estimate: Estimate
-    terms: list[float]
 
 
 NO_ESTIMATE = Estimate(None, None, None, 0, 0.0)
 
 
+def weighted_share(pairs: Sequence[tuple[float, int]], z: float = Z_95) -> Estimate:
+    """The weighted share of abnormal ends over (weight, abnormal) pairs with positive
+    weights, its delta-method variance and Wilson's interval at the size it implies."""
+    total = sum(w for w, _ in pairs)
+    if total <= 0:
+        return NO_ESTIMATE
+    value = sum(w * y for w, y in pairs) / total
+    variance = sum((w * (y - value) / total) ** 2 for w, y in pairs)
+    effective = total * total / sum(w * w for w, _ in pairs)
+    low, high = _interval(value, variance, effective, z)
+    return Estimate(value, low, high, len(pairs), effective)
+
+
 def weighted(logged: Sequence[Logged], chosen: Sequence[str | None]) -> Weighted:
     """The SNIPW estimate of the abnormal-end share had each session been given
-    `chosen[i]`, from sessions actually given `logged[i].target`. A session the policy
-    cannot decide (None) does not count."""
-    weights = [
-        1 / each.propensity if each.target == choice else 0.0
+    `chosen[i]`, from sessions actually given `logged[i].target`, each weighted by
+    1 / its propensity. A session the policy cannot decide (None) does not count."""
+    pairs = [
+        (1 / each.propensity, each.abnormal)
         for each, choice in zip(logged, chosen, strict=True)
+        if each.target == choice
     ]
-    total = sum(weights)
-    terms = [w * each.abnormal for w, each in zip(weights, logged, strict=True)]
-    if total <= 0:
-        return Weighted(NO_ESTIMATE, terms)
-    value = sum(w * each.abnormal for w, each in zip(weights, logged, strict=True)) / total
-    variance = sum(
-        (w * (each.abnormal - value) / total) ** 2 for w, each in zip(weights, logged, strict=True)
-    )
-    effective = total * total / sum(w * w for w in weights)
-    matched = sum(1 for w in weights if w > 0)
-    low, high = _interval(value, variance, effective)
-    return Weighted(Estimate(value, low, high, matched, effective), terms)
+    return Weighted(weighted_share(pairs))
 
 
-def _interval(value: float, variance: float, effective: float) -> tuple[float, float]:
+def _interval(value: float, variance: float, effective: float, z: float) -> tuple[float, float]:
     """Wilson's interval at the sample size the delta method's variance implies; at a
     share of 0 or 1 (no variance to read), at the weights' effective size."""
     implied = value * (1 - value) / variance if variance > 0 and 0 < value < 1 else effective
-    return wilson_bounds(value, max(implied, 1e-9))
+    return wilson_bounds(value, max(implied, 1e-9), z)
 
 
 @dataclass(frozen=True)
@@ -136,21 +143,78 @@ class Difference:
     value: float
     low: float
     high: float
+    sessions: int = 0
+    """Sessions both policies could be judged on."""
+    discordant: int = 0
+    """Of them, those the two policies decide differently: the only ones that differ."""
 
 
-def difference(proposed: Weighted, current: Weighted, z: float = Z_95) -> Difference | None:
-    """Proposed minus current abnormal-end share over the same sessions, with its
-    interval at `z`. Paired and not normalised: the mean of each session's difference of
-    inverse-propensity terms, which is exactly 0 wherever the two policies agree, so only
-    the sessions they decide differently add variance."""
-    n = len(proposed.terms)
-    if n <= 1 or proposed.estimate.value is None or current.estimate.value is None:
+def _served(found: Estimate) -> tuple[float, float, float] | None:
+    if found.value is None or found.low is None or found.high is None:
         return None
-    gaps = [a - b for a, b in zip(proposed.terms, current.terms, strict=True)]
-    value = sum(gaps) / n
-    variance = sum((gap - value) ** 2 for gap in gaps) / (n - 1) / n
-    spread = z * math.sqrt(variance)
-    return Difference(value, value - spread, value + spread)
+    return found.value, found.low, found.high
+
+
+def share_difference(
+    first: Sequence[tuple[float, int]], second: Sequence[tuple[float, int]], z: float = Z_95
+) -> Difference | None:
+    """First minus second weighted abnormal-end share, two independent samples of
+    (weight, abnormal) pairs, with Newcombe's hybrid score interval (Newcombe 1998,
+    "Interval estimation for the difference between independent proportions",
+    Statistics in Medicine, method 10): each share's Wilson interval at its weights'
+    effective size, joined in quadrature. It keeps its width when either share is 0 or
+    1 and covers at small counts. None when either sample is empty."""
+    a, b = _served(weighted_share(first, z)), _served(weighted_share(second, z))
+    if a is None or b is None:
+        return None
+    (a_value, a_low, a_high), (b_value, b_low, b_high) = a, b
+    value = a_value - b_value
+    low = value - math.hypot(a_value - a_low, b_high - b_value)
+    high = value + math.hypot(a_high - a_value, b_value - b_low)
+    return Difference(value, low, high, len(first) + len(second))
+
+
+def difference(
+    logged: Sequence[Logged],
+    proposed: Sequence[str | None],
+    current: Sequence[str | None],
+    z: float = Z_95,
+) -> Difference | None:
+    """Proposed minus current abnormal-end share over the sessions both can be judged on
+    (both decide, and both choices were among the targets drawn), with its interval at
+    `z`. Paired: where the two decide alike the difference is exactly 0; where they
+    differ (discordant sessions), the draw was a randomised trial between them, so the
+    difference is the discordant share times the difference of the two arms' weighted
+    abnormal-end shares, the latter with Newcombe's interval (`share_difference`) and
+    the former with its Wilson interval, the interval taken at whichever end of it is
+    wider. Never of zero width: with no discordant session it is 0 within the discordant
+    share's bound. None without a supported session, or when a discordant arm has none."""
+    supported = [
+        (each, a, b)
+        for each, a, b in zip(logged, proposed, current, strict=True)
+        if a is not None and b is not None
+    ]
+    if not supported:
+        return None
+    stands = sum(1 / each.sampled for each, _, _ in supported)
+    discordant = [(each, a, b) for each, a, b in supported if a != b]
+    stood = sum(1 / each.sampled for each, _, _ in discordant)
+    size = stands * stands / sum(1 / each.sampled**2 for each, _, _ in supported)
+    share_low, share_high = wilson_bounds(stood / stands, size, z)
+    if not discordant:
+        return Difference(0.0, -share_high, share_high, len(supported), 0)
+    arms = share_difference(
+        [(1 / each.propensity, each.abnormal) for each, a, _ in discordant if each.target == a],
+        [(1 / each.propensity, each.abnormal) for each, _, b in discordant if each.target == b],
+        z,
+    )
+    if arms is None:
+        return None
+    share = stood / stands
+
+    low = max(-share_high, arms.low * (share_high if arms.low < 0 else share_low))
+    high = min(share_high, arms.high * (share_high if arms.high > 0 else share_low))
+    return Difference(share * arms.value, low, high, len(supported), len(discordant))
 
 
 def bonferroni_z(comparisons: int) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from functions.outcomes.trials import unit_hash
 from shared.clients import db
 from shared.validation import issues_for
 from tests.agentconnect.conftest import DEFAULT, selection_with
@@ -15,6 +16,7 @@ from tests.loop.linked import (
     CONTAINER,
     PRO,
     Loop,
+    answering,
     exploring_ids,
     key,
     run_explored,
@@ -287,3 +289,72 @@ def test_a_session_logged_and_ended_before_its_choice_is_recorded_is_joined_all_
     assert report["sessions"]["joined"] == 1
     pro = next(t for t in report["targets"] if t["targetKey"] == key(PRO))
     assert (pro["sessions"], pro["signals"]["task_reopened"]["count"]) == (1, 1)
+
+
+def _exploring(prefix: str, count: int, share: float) -> list[str]:
+    """Session ids, unused elsewhere, whose hash puts them in the exploration share."""
+    found = (f"{prefix}-{n}" for n in range(10_000))
+    return [s for s in found if unit_hash("explore", s) < share][:count]
+
+
+def test_a_share_and_rules_changed_mid_window_weight_each_session_by_its_own_version(
+    loop: Loop,
+) -> None:
+    """24 sessions explore under a version at share 0.2, whose strong target then ends
+    every session abnormally; the selection is then put again at share 0.1 with a rule
+    that adds a target (effort high on small changes), and 24 more explore, all ending
+    well. The report counts the explored sessions per version; the current rules choose
+    the added target, which no session of the first version could draw, so those are
+    counted as unsupported and left out of its estimate; and lowering the first threshold
+    (the strong target for all) is estimated with each session weighted by its own
+    version's share and number of candidates: 3 / 0.2 before, 4 / 0.1 after, not
+    alike."""
+    answers = answering(lambda _t, p: (True, 0.65) if "deep reasoning" in p else ("small", 0.9))
+    loop.connect.world.gemini.respond_with(answers)
+    assert loop.link().status_code == 200
+    first = selection_with(exploration={"share": 0.2})
+    assert loop.connect.configure(first).status_code == 201
+    ran: list[tuple[int, str]] = []
+    for session in _exploring("v1", 24, 0.2):
+        started = loop.connect.start("task", sessionId=session)
+        target = loop.connect.frozen(started["seq"])["target"]
+        strong = target["model"] == PRO["model"]
+        loop.log_and_end(session, "closed_abnormally" if strong else "closed")
+        ran.append((1, key(target)))
+    added = {**DEFAULT, "effort": "high"}
+    second = selection_with(exploration={"share": 0.1})
+    second["steps"][0]["rules"].append(
+        {"effort": "high", "when": {"type": "choice", "thresholds": {"small": 0.85}}}
+    )
+    put = loop.connect.configure(second)
+    assert put.status_code == 201, put.text
+    for session in _exploring("v2", 24, 0.1):
+        started = loop.connect.start("task", sessionId=session)
+        target = loop.connect.frozen(started["seq"])["target"]
+        loop.log_and_end(session, "closed")
+        ran.append((2, key(target)))
+
+    report = loop.report()
+    section = report["exploration"]
+    versions = [(v["version"], v["share"], v["explored"]) for v in section["versions"]]
+    first_version = put.json()["version"] - 1
+    assert versions == [(first_version, 0.2, 24), (first_version + 1, 0.1, 24)]
+    assert (section["status"], section["explored"], section["share"]) == ("estimated", 48, 0.1)
+    assert section["unsupported"] == 24
+    assert section["current"]["matched"] == sum(1 for v, k in ran if v == 2 and k == key(added))
+    assert any("24 of 48 explored sessions could not have drawn" in c for c in report["caveats"])
+
+    strong_before = sum(1 for v, k in ran if v == 1 and k == key(PRO))
+    strong_after = sum(1 for v, k in ran if v == 2 and k == key(PRO))
+    assert strong_before + strong_after >= 10, "the lowered threshold's estimate is served"
+    weighted = strong_before * 3 / 0.2 / (strong_before * 3 / 0.2 + strong_after * 4 / 0.1)
+    alike = strong_before / (strong_before + strong_after)
+    assert abs(weighted - alike) > 0.1
+    lowered = next(
+        c
+        for c in section["candidates"]
+        if c["change"] == {"stepId": "initial", "rule": 1, "value": "true", "from": 0.8, "to": 0.6}
+    )
+    assert lowered["unsupported"] == 0
+    assert lowered["estimate"]["matched"] == strong_before + strong_after
+    assert lowered["estimate"]["abnormalShare"] == pytest.approx(weighted, abs=1e-4)
