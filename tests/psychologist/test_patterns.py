@@ -310,3 +310,39 @@ def test_a_window_larger_than_a_page_is_read_whole(
     settled = refreshed(psy)
     assert settled["changes"]["sessionsEnded"] == len(planted) + CLEAN
     assert len(listed(psy)["patterns"]) == len(FAMILIES)
+
+
+def test_a_refresh_whose_embeddings_fail_settles_failed_and_changes_no_pattern(
+    psy: Psychologist,
+) -> None:
+    """Gemini refuses the embedding request: the refresh settles `failed` with the cause,
+    no pattern is written and no summary is grouped."""
+    corpus(psy, datetime.now(UTC))
+    psy.world.gemini.fail_embedding(400, message="the embedding request is refused")
+    started = psy.api.call("POST", psy.path("/patterns/refresh"), {}, token=psy.member)
+    refresh_id = started.json()["id"]
+
+    def settled() -> dict[str, Any] | None:
+        read = psy.api.call("GET", psy.path(f"/patterns/refreshes/{refresh_id}"), token=psy.viewer)
+        body: dict[str, Any] = read.json()
+        return body if body["status"] in ("completed", "failed") else None
+
+    failed: dict[str, Any] = wait_for(settled, timeout=60)
+    assert failed["status"] == "failed"
+    assert failed["failure"]["code"]
+    assert "refused" in (failed["failure"]["detail"] or "")
+    assert listed(psy)["patterns"] == []
+    assert pattern_of_record(psy, "timeout-0") is None
+
+
+def test_a_sweep_whose_embeddings_fail_joins_nothing_and_the_next_sweep_joins_them(
+    psy: Psychologist,
+) -> None:
+    now = datetime.now(UTC)
+    corpus(psy, now)
+    refreshed(psy)
+    seed_summary(psy, "timeout-new", "The job timed out and never finished", now)
+    psy.world.gemini.fail_embedding(503, times=5)
+    assert psy.sweep()["joined"] == []
+    path = f"projects/{psy.project}/summaries/timeout-new"
+    assert psy.sweep()["joined"] == [path]
