@@ -19,38 +19,9 @@ from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.api import assert_conforms, document
 from tests.loop.linked import AGENT_NAME, Loop
-from tests.loop.tried import Tried
+from tests.loop.tried import IMPROVED, NO_CHANGE, WORSE, Tried, seed_arms
 
 SUGGESTION = "Add an explicit definition-of-done criterion to the instruction."
-IMPROVED = ((40, 0), (40, 20))
-"""(sessions, showing the pattern) per arm, treatment then control: reads `improved`."""
-WORSE = ((40, 24), (40, 2))
-NO_CHANGE = ((40, 5), (40, 5))
-
-
-def seed_arms(
-    loop: Loop,
-    trial: str,
-    counts: tuple[tuple[int, int], tuple[int, int]],
-    *,
-    pattern: str | None = None,
-) -> None:
-    """Ended sessions of each arm, `showing` of them reopening their task (or, for a
-    pattern's trial, joined to the pattern)."""
-    batch = db().batch()
-    for arm, (sessions, showing) in zip(("treatment", "control"), counts, strict=True):
-        for index in range(sessions):
-            shows = index < showing
-            record: dict[str, Any] = {
-                "selection": {"trial_arms": [f"{trial}:{arm}"]},
-                "abnormal_end": int(shows),
-                "signals": {"task_reopened": 2} if shows and pattern is None else {},
-            }
-            if shows and pattern is not None:
-                record["pattern_id"] = pattern
-            ref = outcome_store.outcome_ref(loop.project, f"{trial}-{arm}-{index}", AGENT_NAME)
-            batch.set(ref, record)
-    batch.commit()
 
 
 def put_instructions(loop: Loop, text: str) -> Any:

@@ -42,7 +42,7 @@ from tests.loop.launched import (
     session_in,
 )
 from tests.loop.linked import key
-from tests.loop.tried import Tried
+from tests.loop.tried import IMPROVED, Tried, seed_arms
 
 __all__ = ["anthropic", "gemini_model", "launcher", "openai_model"]
 
@@ -432,7 +432,9 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
     launcher: Launch, tried: Tried
 ) -> None:
     """Six sessions per target, under a running trial: the selection report joins every
-    one under the target that ran it, and the trial counts each in the arm it was given."""
+    one under the target that ran it, and the trial counts each in the arm it was given.
+    Once the trial reads improved and is adopted, the next launched session's model
+    request carries the adopted version's text, with no trial left to assign."""
     trial = tried.start_trial(share=0.5).json()["id"]
     arms: dict[str, int] = {"treatment": 0, "control": 0}
     for index in range(12):
@@ -459,6 +461,17 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
     for arm, count in arms.items():
         assert read["arms"][arm]["sessions"] == count
         assert read["arms"][arm]["lost"] == 0
+    seed_arms(tried.loop, trial, IMPROVED)
+    adopted = launcher.loop.connect.api.post(tried.path(f"/trials/{trial}/adopt"), {}, tried.admin)
+    assert adopted.json()["adoptedAs"] == 1, adopted.text
+    before = len(launcher.claude_model.requests)
+    launcher.claude_model.answer_text("Done.")
+    ran = launcher.run("Fix it.", title="deep fix")
+    assert ran.code == 0, ran.stderr
+    assert ran.flag("--append-system-prompt") == SUGGESTION, "adopted: standing, for every arm"
+    systems = [r.system for r in launcher.claude_model.requests[before:] if r.main]
+    assert systems
+    assert all(SUGGESTION in system for system in systems)
 
 
 # -- the mapping table, pure ------------------------------------------------------------

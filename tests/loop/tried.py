@@ -1,5 +1,6 @@
 """A linked agent and an accepted hypothesis about it in the linked project: what a
-randomised trial of its suggestion starts from."""
+randomised trial of its suggestion starts from; and a trial's arms seeded with the counts
+that decide a verdict, as outcome records a session start and an analysis write."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from functions.outcomes import store as outcome_store
+from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.api import assert_conforms, wait_for
 from tests.loop.linked import AGENT_NAME, Loop
@@ -76,3 +79,34 @@ def tried(loop: Loop) -> Tried:
     admin = loop.connect.world.user(loop.project, "ada", "admin", capabilities=PSYCHOLOGIST)
     assert loop.link().status_code == 200
     return Tried(loop, admin, accepted_hypothesis(loop, admin))
+
+
+IMPROVED = ((40, 0), (40, 20))
+"""(sessions, showing the pattern) per arm, treatment then control: reads `improved`."""
+WORSE = ((40, 24), (40, 2))
+NO_CHANGE = ((40, 5), (40, 5))
+
+
+def seed_arms(
+    loop: Loop,
+    trial: str,
+    counts: tuple[tuple[int, int], tuple[int, int]],
+    *,
+    pattern: str | None = None,
+) -> None:
+    """Ended sessions of each arm, `showing` of them reopening their task (or, for a
+    pattern's trial, joined to the pattern)."""
+    batch = db().batch()
+    for arm, (sessions, showing) in zip(("treatment", "control"), counts, strict=True):
+        for index in range(sessions):
+            shows = index < showing
+            record: dict[str, Any] = {
+                "selection": {"trial_arms": [f"{trial}:{arm}"]},
+                "abnormal_end": int(shows),
+                "signals": {"task_reopened": 2} if shows and pattern is None else {},
+            }
+            if shows and pattern is not None:
+                record["pattern_id"] = pattern
+            ref = outcome_store.outcome_ref(loop.project, f"{trial}-{arm}-{index}", AGENT_NAME)
+            batch.set(ref, record)
+    batch.commit()
