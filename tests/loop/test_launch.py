@@ -433,8 +433,9 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
 ) -> None:
     """Six sessions per target, under a running trial: the selection report joins every
     one under the target that ran it, and the trial counts each in the arm it was given.
-    Once the trial reads improved and is adopted, the next launched session's model
-    request carries the adopted version's text, with no trial left to assign."""
+    Once the trial reads improved and is adopted, version 2 (version 1, then the
+    suggestion) is in the next launched session's model request, with no trial left."""
+    assert launcher.instruct({"text": FIRST_TEXT}) == 1
     trial = tried.start_trial(share=0.5).json()["id"]
     arms: dict[str, int] = {"treatment": 0, "control": 0}
     for index in range(12):
@@ -463,15 +464,16 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
         assert read["arms"][arm]["lost"] == 0
     seed_arms(tried.loop, trial, IMPROVED)
     adopted = launcher.loop.connect.api.post(tried.path(f"/trials/{trial}/adopt"), {}, tried.admin)
-    assert adopted.json()["adoptedAs"] == 1, adopted.text
+    assert adopted.json()["adoptedAs"] == 2, adopted.text
     before = len(launcher.claude_model.requests)
     launcher.claude_model.answer_text("Done.")
     ran = launcher.run("Fix it.", title="deep fix")
     assert ran.code == 0, ran.stderr
-    assert ran.flag("--append-system-prompt") == SUGGESTION, "adopted: standing, for every arm"
+    adopted_text = f"{FIRST_TEXT}\n\n{SUGGESTION}"
+    assert ran.flag("--append-system-prompt") == adopted_text, "version 2, with no trial"
     systems = [r.system for r in launcher.claude_model.requests[before:] if r.main]
     assert systems
-    assert all(SUGGESTION in system for system in systems)
+    assert all(adopted_text in system for system in systems)
 
 
 # -- the mapping table, pure ------------------------------------------------------------
