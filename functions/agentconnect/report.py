@@ -51,7 +51,7 @@ from functions.agentconnect.selection import (
 )
 from functions.agentconnect.views import author_can_view
 from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import SIGNAL_KINDS, StepAnswer
+from functions.outcomes.documents import SIGNAL_KINDS, StepAnswer, StoredInstructions
 from functions.outcomes.estimators import (
     Difference,
     Estimate,
@@ -66,6 +66,7 @@ from functions.outcomes.estimators import (
     weighted_share,
     wilson,
 )
+from functions.outcomes.instructions import instructions
 from functions.outcomes.means import Mean, Sums, mean_interval
 from shared.errors import ApiError, ErrorCode, not_found
 from shared.http import Call, Reply
@@ -109,6 +110,8 @@ CAVEATS = [
     "ended are counted as not joined, never guessed.",
     "An explored session counts toward a policy only when the policy decides it from the "
     "answers recorded (a step added since cannot) and would have drawn the target it got.",
+    "Sessions under one instructions version against another (byInstructions) are an "
+    "association over time: the trial that made a version holds its randomised result.",
     "Every estimate is the window's average: a change in models, tasks or targets within "
     "the window is seen only as far as its older and newer halves differ beyond chance, "
     "target by target; a drift smaller than that, one within a half, or one that moves "
@@ -145,6 +148,63 @@ def _versions_in(org_id: str, agent_id: str, window: Window) -> list[StoredSelec
         if version["created_at"] <= window.since:
             break
     return found[::-1]
+
+
+def _instructions_in(org_id: str, agent_id: str, window: Window) -> list[int | None]:
+    """The instructions versions sessions started in the window may have been served,
+    oldest first: those made in it and the one in force when it began (None when none
+    was, or the first came within it)."""
+    query = (
+        instructions(org_id, agent_id)
+        .where(filter=FieldFilter("created_at", "<", window.until))
+        .order_by("created_at", direction=firestore.Query.DESCENDING)
+        .limit(VERSIONS_READ)
+    )
+    found: list[int | None] = []
+    for version in stream_as(query, StoredInstructions).values():
+        found.append(version["version"])
+        if version["created_at"] <= window.since:
+            return found[::-1]
+    return [None, *found[::-1]]
+
+
+def _by_instructions(
+    base: Any, versions: list[int | None], keys: list[str]
+) -> list[dict[str, Any]]:
+    """Per instructions version, and per target within it, the joined sessions and their
+    abnormal ends: two aggregations each, all at once."""
+    cells = [(version, key) for version in versions for key in (None, *keys)]
+    tasks: list[Callable[[], Any]] = []
+    for version, key in cells:
+        query = base.where(filter=FieldFilter(f"{SELECTION}.instructions_version", "==", version))
+        if key is not None:
+            query = query.where(filter=FieldFilter(f"{SELECTION}.target_key", "==", key))
+        tasks += [
+            _count_of(query.where(filter=FieldFilter("abnormal_end", "in", [0, 1]))),
+            _count_of(query.where(filter=FieldFilter("abnormal_end", "==", 1))),
+        ]
+    found = _in_parallel(tasks)
+    shares = {
+        cell: wilson(found[2 * index + 1], found[2 * index]) for index, cell in enumerate(cells)
+    }
+    return [
+        {
+            "version": version,
+            "sessions": shares[version, None].sessions,
+            "abnormalEnds": _share_view(shares[version, None]),
+            "targets": [
+                {
+                    "targetKey": key,
+                    "sessions": shares[version, key].sessions,
+                    "abnormalEnds": _share_view(shares[version, key]),
+                }
+                for key in keys
+                if shares[version, key].sessions
+            ],
+        }
+        for version in versions
+        if shares[version, None].sessions
+    ]
 
 
 def _routes(selection: Selection) -> dict[tuple[str, str], Target]:
@@ -791,11 +851,12 @@ def selection_report(call: Call) -> Reply:
         raise not_found("The agent's model selection")
     source = agent.get("outcome_source")
     current_ref = store.selection_ref(org_id, agent_id, agent["selection_version"])
-    versions, stored, may_read = _in_parallel(
+    versions, stored, may_read, served = _in_parallel(
         [
             lambda: _versions_in(org_id, agent_id, window),
             lambda: read_as(current_ref, StoredSelection),
             lambda: source is not None and author_can_view(source),
+            lambda: _instructions_in(org_id, agent_id, window),
         ]
     )
     if stored is None:
@@ -813,6 +874,15 @@ def selection_report(call: Call) -> Reply:
         if counts.by_target.get(key, [0])[0]
     ]
     joined = sum(view["sessions"] for view in target_views)
+    by_instructions = (
+        _by_instructions(
+            _recorded(readable, org_id, agent_id, window),
+            served,
+            [view["targetKey"] for view in target_views],
+        )
+        if readable is not None
+        else []
+    )
     exploration, assessed = _exploration(current, explored, shares, _split(window, explored))
     sessions = {
         "started": counts.started,
@@ -839,6 +909,7 @@ def selection_report(call: Call) -> Reply:
             "sessions": sessions,
             "notJoined": _not_joined(sessions, status, source),
             "targets": target_views,
+            "byInstructions": by_instructions,
             "exploration": exploration,
             "recommendation": _recommendation(current, assessed, report_id, generated),
             "method": METHOD,

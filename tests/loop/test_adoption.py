@@ -16,9 +16,9 @@ import pytest
 from functions.outcomes import store as outcome_store
 from functions.psychologist.patterns import store as patterns_store
 from shared.clients import db
-from tests.agentconnect.conftest import AGENT
+from tests.agentconnect.conftest import AGENT, DEFAULT
 from tests.api import assert_conforms, document
-from tests.loop.linked import AGENT_NAME, Loop
+from tests.loop.linked import AGENT_NAME, PRO, Loop, key
 from tests.loop.tried import IMPROVED, NO_CHANGE, WORSE, Tried, seed_arms
 
 SUGGESTION = "Add an explicit definition-of-done criterion to the instruction."
@@ -323,3 +323,35 @@ def test_versions_of_an_unlinked_agent_list_no_sessions(tried: Tried) -> None:
         "GET", loop.connect.path("/instructions/versions"), token=loop.connect.viewer
     ).json()
     assert [v["sessions"] for v in listed] == [None]
+
+
+def test_the_selection_report_counts_each_target_per_instructions_version(
+    tried: Tried,
+) -> None:
+    """Sessions before any version, under version 1 and under version 2, each started,
+    logged and ended: the report counts each version's joined sessions and abnormal ends,
+    per target within it ("deep" titles go to one target, the others to the default)."""
+    loop = tried.loop
+
+    def run(title: str, state: str) -> None:
+        started = loop.connect.start(title, sessionId=f"r-{title}")
+        loop.connect.frozen(started["seq"])
+        loop.log_and_end(started["sessionId"], state)
+
+    run("deep-0", "closed_abnormally")
+    run("plain-0", "closed")
+    assert put_instructions(loop, "Version one.").json()["version"] == 1
+    run("deep-1", "closed")
+    run("plain-1", "closed_abnormally")
+    assert put_instructions(loop, "Version two.").json()["version"] == 2
+    run("deep-2", "closed")
+    run("plain-2", "closed_abnormally")
+    run("plain-2b", "closed")
+    report = loop.report()
+    rows = {row["version"]: row for row in report["byInstructions"]}
+    assert list(rows) == [None, 1, 2]
+    counts = {v: (row["sessions"], row["abnormalEnds"]["count"]) for v, row in rows.items()}
+    assert counts == {None: (2, 1), 1: (2, 1), 2: (3, 1)}
+    per_target = {t["targetKey"]: t["sessions"] for t in rows[2]["targets"]}
+    assert per_target == {key(PRO): 1, key(DEFAULT): 2}
+    assert any("instructions version" in caveat for caveat in report["caveats"])
