@@ -8,6 +8,7 @@ for a pattern, as a join to the pattern writes them)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -355,3 +356,21 @@ def test_the_selection_report_counts_each_target_per_instructions_version(
     per_target = {t["targetKey"]: t["sessions"] for t in rows[2]["targets"]}
     assert per_target == {key(PRO): 1, key(DEFAULT): 2}
     assert any("instructions version" in caveat for caveat in report["caveats"])
+
+
+def test_adoptions_racing_each_other_make_one_version(tried: Tried) -> None:
+    """Two sweeps and two admins' adopts at once, on one trial reading improved: one
+    transaction makes the version, the others find the trial adopted."""
+    loop = tried.loop
+    trial = tried.start_trial(autoAdopt=True).json()["id"]
+    seed_arms(loop, trial, IMPROVED)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        sweeps = [pool.submit(sweep, loop) for _ in range(2)]
+        adopts = [pool.submit(adopt, tried, trial) for _ in range(2)]
+        assert all(done.result()["trials"] in ([], [f"{trial}:adopted"]) for done in sweeps)
+        assert [done.result().json()["adoptedAs"] for done in adopts] == [1, 1]
+    versions = loop.connect.api.call(
+        "GET", loop.connect.path("/instructions/versions"), token=loop.connect.viewer
+    ).json()
+    assert [v["version"] for v in versions] == [1]
+    assert current_instructions(loop)["text"] == SUGGESTION
