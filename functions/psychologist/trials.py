@@ -88,8 +88,8 @@ class Tried:
     sugestao: str
     fields: dict[str, Any]
     """The trial's fields naming it (and, for a hypothesis, what calibration counts)."""
-    started: dict[str, Any]
-    """What the subject records when a trial of it starts."""
+    latest: str
+    """The subject's field naming its latest trial."""
 
 
 def _from_hypothesis(snapshot: Snapshot) -> Tried:
@@ -107,7 +107,7 @@ def _from_hypothesis(snapshot: Snapshot) -> Tried:
             "createdAt": hypothesis["createdAt"],
             "signal_kinds": hypothesis.get("signal_kinds", []),
         },
-        {"last_trial": None},
+        "last_trial",
     )
 
 
@@ -130,7 +130,7 @@ def _from_pattern(snapshot: Snapshot) -> Tried:
             "agenteAlvo": pattern["agent"],
             "signal_kinds": [],
         },
-        {"trial_id": None},
+        "trial_id",
     )
 
 
@@ -199,7 +199,7 @@ def _start(
             "max_sessions": trial["max_sessions"],
             "assigned": 0,
         }
-        started = {RUNNING: trial["id"], **dict.fromkeys(tried.started, trial["id"])}
+        started = {RUNNING: trial["id"], tried.latest: trial["id"]}
         batch.create(outcome_store.trial_ref(project_id, trial["id"]), writable(trial))
         batch.update(subject_ref, started, option=unchanged_since(found))
         batch.update(
