@@ -113,3 +113,22 @@ token() {
   admin token create --user "$1" --class personal_access_token --capability "$2" \
     --tenant "$3" --expires-in 1d --json | field token
 }
+
+# org_and_project NAME ADMIN MEMBER: an org and a project of that name, ADMIN an admin and
+# MEMBER a member of both; sets O and P to their ids (where the loop's walkthroughs start)
+org_and_project() {
+  O=$(admin tenant create --kind org --name "$1" --json | field id)
+  P=$(admin tenant create --kind project --name "$1" --json | field id)
+  local tenant
+  for tenant in "$O" "$P"; do
+    admin member add --tenant "$tenant" --user "$2" --role admin >/dev/null
+    admin member add --tenant "$tenant" --user "$3" --role member >/dev/null
+  done
+}
+
+# loop_token USER: a token for USER in the org and the project alike (agent:connect and
+# agent:psychologist, no tenant selected), a day long
+loop_token() {
+  admin token create --user "$1" --class personal_access_token --capability agent:connect \
+    --capability agent:psychologist --expires-in 1d --json | field token
+}

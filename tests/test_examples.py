@@ -19,9 +19,9 @@ from tests.conftest import BASE_ENV
 from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name != "lib.sh")
-PAGES = {"launch": "agentconnect"}
+PAGES = {"launch": "agentconnect", "lifecycle": "psychologist"}
 """The page that walks through a walkthrough, where it is not named like it: the launcher
-is a section of AgentConnect's."""
+is a section of AgentConnect's, the loop's lifecycle one of the Psychologist's."""
 SAYS = {"research": ["model: evidencia-local\n", "support check: evidencia-local\n"]}
 """Lines a walkthrough prints under the local model: a research answer and its support
 check each name the model that made them, never a Gemini model that did not."""
