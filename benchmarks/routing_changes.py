@@ -372,6 +372,7 @@ def _scenario(scenario: Scenario, replications: int) -> dict[str, Any]:
     whole, recent = Covered(), Covered()
     current: list[tuple[float, float, float]] = []
     by_candidates: list[tuple[float, float, float]] = []
+    harms: list[float] = []
     count = dict.fromkeys(
         ("explored", "unsupported", "drifted", "made", "wrong", "found", "alone", "alone_wrong"),
         0,
@@ -397,6 +398,7 @@ def _scenario(scenario: Scenario, replications: int) -> dict[str, Any]:
             index = _index(scenario.current, best.change)
             count["made"] += 1
             count["wrong"] += now[index] >= 0
+            harms.append(now[index])
             count["found"] += index in truly_better_now
         alone = recommended(found.whole)
         if alone is not None:
@@ -436,6 +438,8 @@ def _scenario(scenario: Scenario, replications: int) -> dict[str, Any]:
             "made": count["made"],
             "wrong_for_the_current_period": count["wrong"],
             "wrong_share": round(count["wrong"] / count["made"], 4) if count["made"] else None,
+            "wrong_per_replication": round(count["wrong"] / replications, 4),
+            "largest_true_difference_now": round(max(harms), 4) if harms else None,
             "truly_better_now_found": count["found"],
         },
         "on_the_window_alone": {
@@ -556,9 +560,12 @@ def lines(routing: dict[str, Any]) -> list[str]:
             f"{row['current_rules_truth']['every_session']:.4f})",
             f"      recommendations (goal: at most 5% wrong for the current period): "
             f"{made['made']} made, {made['wrong_for_the_current_period']} wrong "
-            f"({_share(made['wrong_share'])}), {made['truly_better_now_found']} a change truly "
-            f"better now ({row['changes_truly_better_now']} exist); on the window alone, as "
-            f"before: {alone['made']} made, {alone['wrong_for_the_current_period']} wrong",
+            f"({_share(made['wrong_share'])} of those made, "
+            f"{_share(made['wrong_per_replication'])} of replications; the largest true "
+            f"difference now of one made {made['largest_true_difference_now']}), "
+            f"{made['truly_better_now_found']} a change truly better now "
+            f"({row['changes_truly_better_now']} exist); on the window alone, as before: "
+            f"{alone['made']} made, {alone['wrong_for_the_current_period']} wrong",
         ]
     said.append(
         "    paired difference, every change against the current rules (goal at least 93%, "
