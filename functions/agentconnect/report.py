@@ -8,12 +8,18 @@ are aggregation queries over the outcome records of the project the agent's link
 Started sessions are counted over the agent's frozen evaluations. The only records read
 are the explored ones, which the off-policy estimates need one by one, at most
 EXPLORED_READ of them, newest first. Round trips: the agent, then the versions decided
-under and the link's author, then every count and the explored records at once.
+under and the link's author, then every count and the explored records at once (and
+only when an explored record names a version older than those, that version).
 
 Shares carry Wilson's 95 % interval; estimates are SNIPW over explored sessions
-(`functions.outcomes.estimators`). A threshold change is recommended only when its
-abnormal-end share is lower than the current rules' with the whole paired interval of
-the difference below zero, at a Bonferroni level over the changes tried."""
+(`functions.outcomes.estimators`), each weighted by its own version's propensity, and
+each policy over the sessions that could have drawn its choice. They are the window's
+average: the pure `assess` compares each drawn target's older and newer halves, and when
+they disagree beyond chance judges the recent half alone. A threshold change is
+recommended only when the whole paired interval of its difference from the current rules
+lies below zero, at a Bonferroni level over the changes tried. Each explored record keeps
+its version (`Read`, `Explored`), so a grouping by another of its fields (the
+instructions version) is a filter over the same list before `assess`."""
 
 from __future__ import annotations
 
