@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import benchmarks
+from benchmarks.auto_adopt import auto_adopt
 from benchmarks.bursts import bursts
 from benchmarks.costs import cost_intervals
 from benchmarks.counting import count_round_trips
@@ -21,12 +22,14 @@ from benchmarks.growth import growth, pipeline
 from benchmarks.job_costs import job_costs
 from benchmarks.launch import PAIRS, codex_launch_overhead, launch_overhead
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
+from benchmarks.pattern_rate import pattern_rate
 from benchmarks.patterns import SESSIONS, patterns
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
 from benchmarks.routing import routing
 from benchmarks.routing_changes import changes as routing_changes
 from benchmarks.seeding import BENCH_ENV, seed
+from benchmarks.session_start import session_start_reads
 from benchmarks.telemetry import telemetry
 from benchmarks.throughput import throughput
 from benchmarks.tokens import token_use
@@ -45,6 +48,9 @@ SECTIONS = (
     "bursts",
     "routing",
     "trials",
+    "auto_adopt",
+    "pattern_rate",
+    "session_start",
     "telemetry",
     "cost_intervals",
     "launch",
@@ -195,6 +201,24 @@ def main(argv: list[str] | None = None) -> int:
                 "loss, 1,000 for each power, harm and sessionsNeeded figure, the exact method "
                 "beside the asymptotic one (about 10 min)",
                 trials,
+            ),
+            (
+                "auto_adopt",
+                "autoAdopt read after every session to 2,000: 2,000 trials with no true "
+                "effect at each of three control rates, 1,000 at a ratio of 0.5 (about 5 min)",
+                auto_adopt,
+            ),
+            (
+                "pattern_rate",
+                "a pattern's own rate per arm, some sessions never summarised and joins "
+                "missed: 1,000 trials with no true effect at each of three rates, 500 for "
+                "each coverage (about 6 min)",
+                pattern_rate,
+            ),
+            (
+                "session_start",
+                "documents a session start reads, with standing instructions and without",
+                lambda: session_start_reads(seeded),
             ),
             (
                 "telemetry",

@@ -274,6 +274,63 @@ def _trial_lines(trials: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _met(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def _auto_adopt_lines(adopt: dict[str, Any]) -> list[str]:
+    adopted = ", ".join(
+        f"{each['control_share']:.0%} {each['adopted_share']:.1%}" for each in adopt["null"]
+    )
+    effect = adopt["effect"]
+    return [
+        f"autoAdopt read after every session to {adopt['horizon']:,} "
+        f"({adopt['null_trials']:,} trials per control rate, {effect['trials']:,} with an effect):",
+        f"  no true effect, trials ever adopted: {adopted} (goal at most "
+        f"{adopt['goal_adopted_max']:.0%}: {_met(adopt['met'])})",
+        f"  ratio {effect['true_ratio']} at {effect['control_share']:.0%}: adopted by "
+        f"{effect['sessions_median']} sessions (median), {effect['sessions_80']} (80%); "
+        f"{effect['adopted_share']:.1%} adopted, {effect['stopped_share']:.1%} stopped first by "
+        "the guardrail",
+    ]
+
+
+def _pattern_rate_lines(rate: dict[str, Any]) -> list[str]:
+    false = ", ".join(
+        f"{each['control_share']:.0%} {each['false_share']:.1%}" for each in rate["null"]
+    )
+    covered = ", ".join(
+        f"{each['true_ratio']} at {each['control_share']:.0%} {each['coverage']:.1%}"
+        for each in rate["coverage"]
+    )
+    unequal = rate["unequal_recall"]
+    lowest = min(each["coverage"] for each in rate["coverage"])
+    worst = max(each["false_share"] for each in rate["null"])
+    return [
+        f"A pattern's own rate per arm read after every session to {rate['horizon']:,}, "
+        f"{rate['summarised']:.0%} of sessions summarised and joins found at recall "
+        f"{rate['recall']} in both arms (the observed ratio is the true one):",
+        f"  false verdicts, no true effect: {false} of {rate['null_trials']:,} trials each "
+        f"(goal at most {rate['goal_false_max']:.0%}: {_met(worst <= rate['goal_false_max'])})",
+        f"  the sequence holds the ratio at every read: {covered} of "
+        f"{rate['coverage_trials']:,} trials each (goal at least "
+        f"{rate['goal_coverage_min']:.0%}: {_met(lowest >= rate['goal_coverage_min'])})",
+        f"  recall {unequal['recall'][0]} treated, {unequal['recall'][1]} control: holds the "
+        f"observed ratio {unequal['observed_ratio']} in {unequal['coverage_observed']:.1%}, "
+        f"the true {unequal['true_ratio']} in {unequal['coverage_true']:.1%}",
+    ]
+
+
+def _session_start_lines(start: dict[str, Any]) -> list[str]:
+    without, with_ = start["without"], start["with"]
+    return [
+        f"Session start, documents read (first of an instance / warm, median of "
+        f"{start['starts'] - 1}): without instructions {without['first_reads']} / "
+        f"{without['warm_reads']:g}, with {with_['first_reads']} / {with_['warm_reads']:g} "
+        f"(goal at most {start['goal_more_reads']} more: {_met(start['met'])})",
+    ]
+
+
 def _telemetry_lines(telemetry: dict[str, Any]) -> list[str]:
     goal = telemetry["goal_per_record"]
     lines = [
@@ -392,6 +449,9 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("bursts",), lambda results: _burst_lines(results["bursts"])),
     (("routing",), lambda results: _routing_lines(results["routing"])),
     (("trials",), lambda results: _trial_lines(results["trials"])),
+    (("auto_adopt",), lambda results: _auto_adopt_lines(results["auto_adopt"])),
+    (("pattern_rate",), lambda results: _pattern_rate_lines(results["pattern_rate"])),
+    (("session_start",), lambda results: _session_start_lines(results["session_start"])),
     (("telemetry",), lambda results: _telemetry_lines(results["telemetry"])),
     (("cost_intervals",), lambda results: _cost_interval_lines(results["cost_intervals"])),
     (("launch",), lambda results: _launch_lines(results["launch"])),

@@ -27,6 +27,7 @@ and one log-sum-exp."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,35 @@ def log_e_values(a: Counts, n1: Counts, b: Counts, n0: Counts, shifts: Shifts) -
     return result
 
 
+def log_e_values_at(
+    a: Counts, n1: Counts, b: Counts, n0: Counts, ratio: float, shifts: Shifts = HELP_AND_HARM
+) -> Counts:
+    """ln of the served e-value against H0(`ratio`) at every (trial, session), as
+    `safe.log_e_value` takes it: `log_e_values` at any ratio, the RIPr's treated share
+    being `ratio` times its control share. The sequence holds `ratio` where it is below
+    `LOG_THRESHOLD`."""
+    found = alternatives(ratio, shifts)
+    q1 = np.array([each.treated_share for each in found])
+    q0 = np.array([each.control_share for each in found])
+    weights = np.log(np.array([each.weight for each in found]))
+    bets = np.stack([np.log(q1), np.log1p(-q1), np.log(q0), np.log1p(-q0)])
+    counts = np.stack([a, n1 - a, b, n0 - b], axis=-1)
+    share = (n1 / np.maximum(n1 + n0, 1))[..., None]
+    m = share * q1 + (1 - share) * q0
+    big_b = (1 + ratio) * m + share * ratio * (1 - q1) + (1 - share) * (1 - q0)
+    c = 2 * m / (big_b + np.sqrt(np.maximum(big_b * big_b - 4 * ratio * m, 0.0)))
+    # A RIPr at the edge of its range (an arm with no session): no term for an outcome
+    # none showed, as in `safe._bernoulli_log` (0 times a finite floor, not 0 times -inf).
+    treated, c = np.minimum(ratio * c, 1.0), np.minimum(c, 1.0)
+    with np.errstate(divide="ignore"):
+        null = np.stack([np.log(treated), np.log1p(-treated), np.log(c), np.log1p(-c)], axis=-1)
+    null = np.maximum(null, -1e300)
+    terms = counts @ bets + weights - np.einsum("...j,...kj->...k", counts, null)
+    top = terms.max(axis=-1)
+    result: Counts = top + np.log(np.exp(terms - top[..., None]).sum(axis=-1))
+    return result
+
+
 def _sides(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Counts:
     side: Counts = np.sign(a * n0 - b * n1)
     return side
@@ -174,6 +204,14 @@ def _asymptotic(a: Counts, n1: Counts, b: Counts, n0: Counts) -> Verdicts:
 
 
 METHODS = {"safe": _two_sided, "asymptotic": _asymptotic, "harm": _harm}
+
+
+def chunks(trials: int, horizon: int = HORIZON) -> Iterator[tuple[int, int]]:
+    """(first trial, trials) of each chunk of at most `CHUNK_CELLS` cells, a cell per
+    trial, session and alternative of the two-sided read."""
+    chunk = max(1, CHUNK_CELLS // (horizon * len(alternatives(1.0))))
+    for start in range(0, trials, chunk):
+        yield start, min(chunk, trials - start)
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from google.cloud.firestore_v1 import FieldFilter
 from google.cloud.firestore_v1.types import Document, Write
 
+from benchmarks.auto_adopt import acted
 from benchmarks.counting import CallCounter
 from benchmarks.launch import RequestLines, ThreadReads
+from benchmarks.pattern_rate import Arms
 from benchmarks.patterns import WINDOW_DAYS, summaries
 from benchmarks.processes import ROOT
 from benchmarks.reporting import table
@@ -29,7 +33,9 @@ from benchmarks.telemetry import (
     _ids_in,
     codex_turns,
 )
+from benchmarks.trials import _harm, _two_sided, log_e_values_at
 from cli.meaning import FAILURE_FAMILIES
+from functions.outcomes.safe import HARM, HELP_AND_HARM, Table, log_e_value
 from shared.clients import db
 from shared.retention import utcnow
 from shared.store import counted
@@ -202,3 +208,51 @@ def test_the_patterns_bench_seeds_its_shares_of_sessions_spread_over_the_window(
     days = Counter((until - end).days for end in ends)
     assert sorted(days) == list(range(WINDOW_DAYS))
     assert max(days.values()) - min(days.values()) <= 1
+
+
+@pytest.mark.pure
+def test_the_benchs_e_value_at_any_ratio_is_the_served_one() -> None:
+    """The pattern-rate simulation reads coverage as the e-value against the true ratio
+    staying below 20; at every ratio, and for the guardrail's bets too, it is the served
+    `log_e_value`, arms empty or not."""
+    rng = random.Random(55)  # noqa: S311 - seeded tables for a test
+    for _ in range(200):
+        n1, n0 = rng.randint(0, 300), rng.randint(0, 300)
+        a, b = rng.randint(0, n1), rng.randint(0, n0)
+        ratio = rng.choice([0.001, 0.3, 0.5, 0.75, 1.0, 1.5, 3.0, 999.0])
+        shifts = rng.choice([HELP_AND_HARM, HARM])
+        treated, treated_n, control, control_n = (np.array([[float(x)]]) for x in (a, n1, b, n0))
+        simulated = log_e_values_at(treated, treated_n, control, control_n, ratio, shifts)[0, 0]
+        assert simulated == pytest.approx(
+            log_e_value(Table(a, n1, b, n0), ratio, shifts), abs=1e-9
+        ), (a, n1, b, n0, ratio)
+
+
+@pytest.mark.pure
+def test_an_observed_ratio_is_the_true_one_when_recall_and_summaries_match_across_arms() -> None:
+    assert Arms(0.3, 0.5).observed_ratio == pytest.approx(0.5)
+    assert Arms(0.3, 0.5, (0.9, 0.6)).observed_ratio == pytest.approx(0.75)
+    assert Arms(0.3, 0.5, summarised=(0.95, 0.5)).observed_ratio == pytest.approx(0.95)
+
+
+@pytest.mark.pure
+def test_a_trial_that_would_adopt_is_stopped_first_when_the_guardrail_finds_harm_earlier() -> None:
+    """Arms taking turns: for 200 sessions the treated show the pattern at 52 % and the
+    control at 30 % (the guardrail finds harm, the two-sided read never says worse), then
+    only control sessions show it (the two-sided read comes to say improved). The sweep
+    stops the trial at the harm and never adopts it."""
+    treated = np.tile([True, False], 1_000)
+    early = [(i * rate) // 100 != ((i + 1) * rate) // 100 for i in range(100) for rate in (52, 30)]
+    shown = np.array(early + [not arm for arm in treated[200:]])
+
+    def cumulative(x: Any) -> Any:
+        return np.cumsum(x, dtype=np.float64)[None, :]
+
+    counts = [cumulative(shown & treated), cumulative(treated)]
+    counts += [cumulative(shown & ~treated), cumulative(~treated)]
+    verdicts = _two_sided(*counts)
+    assert (verdicts == -1).any()
+    assert not (verdicts == 1).any()
+    adopted, stopped = acted(*counts)
+    assert not np.isfinite(adopted[0])
+    assert stopped[0] == 1 + int(_harm(*counts)[0].argmax()) < 200
