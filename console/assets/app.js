@@ -7,6 +7,7 @@ import * as calibration from "./calibration.js";
 import * as evaluations from "./evaluations.js";
 import * as home from "./home.js";
 import * as hypotheses from "./hypotheses.js";
+import * as instructions from "./instructions.js";
 import * as patterns from "./patterns.js";
 import * as research from "./research.js";
 import * as selection from "./selection.js";
@@ -20,6 +21,7 @@ const VIEWS = {
   research,
   evaluations,
   selection,
+  instructions,
   calibration,
 };
 

@@ -76,6 +76,10 @@ async function showPage(results, params, pageToken) {
   const decide = access.body.operations.find(
     (op) => op.method === "POST" && op.path.endsWith("/decision"),
   );
+  const adopt = access.body.operations.find(
+    (op) =>
+      op.method === "POST" && op.path.endsWith("/hypotheses/{hypothesisId}/trials/{trialId}/adopt"),
+  );
   const [events, models, latest, effects, calibrations] = await Promise.all([
     citedEventsOf(params.project, page.body),
     modelsOf(params.project, page.body),
@@ -97,11 +101,24 @@ async function showPage(results, params, pageToken) {
       h(
         "li",
         {},
-        card(params, hypothesis, { events, models, latest, effects, calibrations }, decide, () =>
-          showPage(results, params),
+        card(
+          params,
+          hypothesis,
+          { events, models, latest, effects, calibrations, adopt },
+          decide,
+          () => showPage(results, params),
         ),
       ),
     );
+  }
+  // Opened from elsewhere (an instructions version's link): the card named is marked.
+  const named = params.hypothesis
+    ? target.querySelector(`article.hypothesis[data-id="${CSS.escape(params.hypothesis)}"]`)
+    : null;
+  if (named) {
+    named.classList.add("target");
+    named.setAttribute("aria-current", "true");
+    named.scrollIntoView({ block: "start" });
   }
   more(results, page.headers.get("X-Next-Page-Token"), (next) => showPage(results, params, next));
 }
@@ -292,7 +309,7 @@ function effectPanel(hypothesis, found) {
   );
 }
 
-const TRIAL_VERDICTS = {
+export const TRIAL_VERDICTS = {
   improved: "The change helped: sessions given it show the pattern less, beyond chance.",
   worse: "The change hurt: sessions given it show the pattern more, beyond chance.",
   no_clear_change: "No clear difference between the arms yet.",
@@ -361,37 +378,118 @@ function agentInOrg({ org, agent }) {
   ];
 }
 
-// Where a running trial runs: its org and agent, by name where the home read has them.
-function trialWhere(params, hypothesis, trial) {
-  const where = h("p", { class: "trial-where" });
-  const path = projectPath(
-    params.project,
-    `/hypotheses/${encodeURIComponent(hypothesis.id)}/trials/${encodeURIComponent(trial.trialId)}`,
-  );
-  get(path)
-    .then(async ({ body }) => {
-      replace(where, "In ", agentInOrg(await agentNamed(body.orgId, body.agentId)), ".");
-    })
-    .catch((error) => replace(where, problem(error)));
-  return where;
+// Who stopped a trial and why, said plainly: a person, the guardrail (its verdict read
+// worse) or its own autoAdopt.
+export function stoppedWords(trial) {
+  if (trial.status !== "stopped" || !trial.stoppedBy) return null;
+  const why = trial.stopReason ? `: ${trial.stopReason}` : ".";
+  if (trial.stoppedBy === "guardrail") {
+    // The guardrail's reason names it already ("Stopped by the guardrail: ...").
+    const said = trial.stopReason?.startsWith("Stopped by the guardrail")
+      ? trial.stopReason
+      : `Stopped by the guardrail${why}`;
+    return h("p", { class: "stopped-by guardrail", role: "alert" }, said);
+  }
+  if (trial.stoppedBy === "autoAdopt")
+    return h(
+      "p",
+      { class: "stopped-by" },
+      `Adopted by itself (it was started with autoAdopt)${why}`,
+    );
+  return h("p", { class: "stopped-by" }, `Stopped by ${trial.stoppedBy}${why}`);
 }
 
-// How one who may decide starts a trial: by picking an agent linked to this project under
-// the hypothesis's agent name; an admin of an org links one of its agents here first.
-function startTrial(params, hypothesis, path, outcome, reload) {
+export const instructionsRoute = (orgId, agentId) =>
+  `#/instructions?${new URLSearchParams({ org: orgId, agent: agentId })}`;
+
+// "Adopted as version 3", linking to the agent's instructions; or, for an admin of the
+// project and of the org while the verdict reads improved, the button that adopts it.
+export async function adoption(trial, verdict, adopt, path, outcome, reload) {
+  if (trial.adoptedAs !== null && trial.adoptedAs !== undefined)
+    return h(
+      "p",
+      { class: "adopted" },
+      "Adopted as ",
+      h("a", { href: instructionsRoute(trial.orgId, trial.agentId) }, `version ${trial.adoptedAs}`),
+      " of the agent's instructions.",
+    );
+  if (verdict !== "improved" || !adopt?.allowed) return null;
+  const { org } = await agentNamed(trial.orgId, trial.agentId);
+  if (!["admin", "owner"].includes(org.role)) return null;
+  const button = h("button", { type: "button", class: "adopt" }, "Adopt");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await post(`${path}/adopt`, {});
+      await reload();
+    } catch (error) {
+      button.disabled = false;
+      replace(outcome, problem(error));
+    }
+  });
+  return h(
+    "div",
+    { class: "adopt" },
+    button,
+    h(
+      "span",
+      { class: "hint" },
+      " Makes the next version of the agent's instructions: the current text, then this suggestion, naming the trial. The trial stops.",
+    ),
+  );
+}
+
+// Where a trial runs (its org and agent, by name where the home read has them), who stopped
+// it and why, and its adoption: from the trial's own read at `path` (a hypothesis's or a
+// pattern's trial).
+export function trialState(path, verdict, adopt, outcome, reload) {
+  const box = h("div", { class: "trial-state" });
+  get(path)
+    .then(async ({ body }) => {
+      replace(
+        box,
+        h(
+          "p",
+          { class: "trial-where" },
+          "In ",
+          agentInOrg(await agentNamed(body.orgId, body.agentId)),
+          ".",
+        ),
+        body.autoAdopt && body.status === "running"
+          ? h(
+              "p",
+              { class: "auto-adopt" },
+              "It adopts itself the first time its verdict reads improved.",
+            )
+          : null,
+        stoppedWords(body),
+        await adoption(body, verdict, adopt, path, outcome, reload),
+      );
+    })
+    .catch((error) => replace(box, problem(error)));
+  return box;
+}
+
+// How one who may decide starts a trial (of a hypothesis's or a pattern's suggestion): by
+// picking an agent linked to this project under the agent name its sessions are logged as,
+// and whether it adopts itself; an admin of an org links one of its agents here first.
+let startForms = 0;
+
+export function startTrial(project, agentName, path, outcome, reload) {
   const box = h("div", { class: "start-trial" }, loading("the agents linked to this project"));
   homeData()
     .then((home) => {
       const orgs = home.tenants.filter((tenant) => tenant.kind === "org");
       const pairs = orgs.flatMap((org) => (org.agents ?? []).map((agent) => ({ org, agent })));
       const linked = pairs.filter(
-        ({ agent }) => agent.projectId === params.project && agent.name === hypothesis.agenteAlvo,
+        ({ agent }) => agent.projectId === project && agent.name === agentName,
       );
       const linkable = pairs.filter(
         (pair) => !linked.includes(pair) && ["admin", "owner"].includes(pair.org.role),
       );
       const parts = [];
       if (linked.length) {
+        startForms += 1;
         const agent = select(
           "agent",
           "",
@@ -400,21 +498,35 @@ function startTrial(params, hypothesis, path, outcome, reload) {
             `${nameOf(agent)} in ${nameOf(org)}`,
           ]),
         );
+        agent.id = `trial-agent-${startForms}`;
+        const autoAdopt = h("input", {
+          type: "checkbox",
+          name: "autoAdopt",
+          id: `auto-adopt-${startForms}`,
+        });
         const form = h(
           "form",
           { class: "start-trial", "aria-label": "Start a trial" },
-          field(
-            "Agent",
-            agent,
-            `Agents whose sessions are logged here as ${hypothesis.agenteAlvo}.`,
+          field("Agent", agent, `Agents whose sessions are logged here as ${agentName}.`),
+          h(
+            "div",
+            { class: "check" },
+            autoAdopt,
+            h(
+              "label",
+              { for: autoAdopt.id },
+              "Adopt by itself into the instructions the first time its verdict reads improved",
+            ),
           ),
           h("button", { type: "submit" }, "Start a trial"),
         );
         form.addEventListener("submit", async (event) => {
           event.preventDefault();
           const [orgId, agentId] = agent.value.split("/");
+          const body = { orgId, agentId };
+          if (autoAdopt.checked) body.autoAdopt = true;
           try {
-            await post(path, { orgId, agentId });
+            await post(path, body);
             homeData(true);
             reload();
           } catch (error) {
@@ -427,7 +539,7 @@ function startTrial(params, hypothesis, path, outcome, reload) {
           h(
             "p",
             { class: "no-link" },
-            `No agent of an org you can see logs its sessions to this project as ${hypothesis.agenteAlvo}: a trial needs one.`,
+            `No agent of an org you can see logs its sessions to this project as ${agentName}: a trial needs one.`,
           ),
         );
       }
@@ -440,13 +552,14 @@ function startTrial(params, hypothesis, path, outcome, reload) {
             `${nameOf(agent)} in ${nameOf(org)}${agent.projectId ? " (linked elsewhere now)" : ""}`,
           ]),
         );
+        agent.id = `link-agent-${(startForms += 1)}`;
         const form = h(
           "form",
           { class: "link-agent", "aria-label": "Link an agent to this project" },
           field(
             "Link an agent",
             agent,
-            `Its sessions are then logged to this project as ${hypothesis.agenteAlvo} (its outcome source).`,
+            `Its sessions are then logged to this project as ${agentName} (its outcome source).`,
           ),
           h("button", { type: "submit", class: "secondary" }, "Link"),
         );
@@ -456,7 +569,7 @@ function startTrial(params, hypothesis, path, outcome, reload) {
           const source = `/v1/orgs/${encodeURIComponent(orgId)}/agents/${encodeURIComponent(agentId)}/outcome-source`;
           try {
             await call("PUT", source, {
-              body: { projectId: params.project, agent: hypothesis.agenteAlvo },
+              body: { projectId: project, agent: agentName },
             });
             await homeData(true);
             reload();
@@ -474,7 +587,7 @@ function startTrial(params, hypothesis, path, outcome, reload) {
 
 // A randomised trial of an accepted card's suggestion: where it runs, its arms and
 // verdict, with stop and start for those who may decide.
-function trialPanel(params, hypothesis, found, decide, reload) {
+function trialPanel(params, hypothesis, found, decide, adopt, reload) {
   if (hypothesis.status !== "accepted" || !found || found.error) return null;
   const trial = found.effect.randomized;
   const path = projectPath(
@@ -491,7 +604,16 @@ function trialPanel(params, hypothesis, found, decide, reload) {
         `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}${neededWords(trial)}`,
       ),
       ...trialWarnings(trial),
-      trialWhere(params, hypothesis, trial),
+      trialState(
+        projectPath(
+          params.project,
+          `/hypotheses/${encodeURIComponent(hypothesis.id)}/trials/${encodeURIComponent(trial.trialId)}`,
+        ),
+        trial.verdict,
+        adopt,
+        outcome,
+        reload,
+      ),
       h(
         "ul",
         { class: "trial-intervals" },
@@ -553,7 +675,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
     });
     parts.push(stop);
   } else if (decide?.allowed) {
-    parts.push(startTrial(params, hypothesis, path, outcome, reload));
+    parts.push(startTrial(params.project, hypothesis.agenteAlvo, path, outcome, reload));
   }
   parts.push(outcome);
   return h("section", { class: "trial", "aria-label": "Randomised trial" }, ...parts);
@@ -562,7 +684,7 @@ function trialPanel(params, hypothesis, found, decide, reload) {
 function card(
   params,
   hypothesis,
-  { events, models, latest, effects, calibrations },
+  { events, models, latest, effects, calibrations, adopt },
   decide,
   reload,
 ) {
@@ -627,7 +749,7 @@ function card(
     ),
     decided(hypothesis, latest.get(hypothesis.id)),
     effectPanel(hypothesis, effects.get(hypothesis.id)),
-    trialPanel(params, hypothesis, effects.get(hypothesis.id), decide, reload),
+    trialPanel(params, hypothesis, effects.get(hypothesis.id), decide, adopt, reload),
     decision(params, hypothesis, decide, reload),
     history(params, hypothesis, latest.get(hypothesis.id)?.decisions),
   );

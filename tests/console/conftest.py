@@ -19,11 +19,12 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_
 from cli.host import LocalHost
 from tests.agentconnect.conftest import configured, connect
 from tests.loop.linked import loop
-from tests.loop.tried import tried
+from tests.loop.test_adoption import pattern
+from tests.loop.tried import Tried, tried
 from tests.psychologist.conftest import psy
 from tests.research.conftest import research
 
-__all__ = ["configured", "connect", "loop", "psy", "research", "tried"]
+__all__ = ["configured", "connect", "loop", "pattern", "psy", "research", "tried"]
 
 AXE = Axe()
 CHROMIUM_FLAGS = [
@@ -132,3 +133,10 @@ def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Conso
     finally:
         page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
         context.close()
+
+
+def both_apis(tried: Tried) -> str:
+    """A token of `ada`, admin of the trial's project and of its org, for both APIs."""
+    capabilities = ("agent:psychologist", "agent:connect")
+    token: str = tried.loop.connect.world.token("ada", capabilities=capabilities)[0]
+    return token

@@ -21,9 +21,10 @@ from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
 from tests.api import document
-from tests.console.conftest import Console
+from tests.console.conftest import Console, both_apis
 from tests.loop.linked import Loop, run_explored
-from tests.loop.tried import Tried
+from tests.loop.test_adoption import SUGGESTION, current_instructions, put_instructions, sweep
+from tests.loop.tried import IMPROVED, NO_CHANGE, WORSE, Tried, seed_arms
 from tests.psychologist.conftest import Log, Psychologist, expire_indexed, hypothesis
 from tests.psychologist.test_effect import MIN, measured
 from tests.psychologist.test_otlp import agent_run, export, tool_event_ids
@@ -31,6 +32,8 @@ from tests.research.conftest import Research
 
 SAMPLES = Path(__file__).parents[1] / "telemetry_samples"
 
+TRIAL_IMPROVED = "The change helped: sessions given it show the pattern less, beyond chance."
+TRIAL_NO_CHANGE = "No clear difference between the arms yet."
 SESSION = "01JC4Z8QK3M7YV2N5T9B0PXHRA"
 INJECTED = '<img src=x onerror="window.__evidencia_injected=1">'
 
@@ -718,6 +721,86 @@ def test_an_admin_starts_a_trial_from_an_accepted_card_sees_its_arms_and_stops_i
     panel.get_by_role("button", name="Stop the trial").click()
     expect(panel.locator(".trial-verdict")).to_contain_text("Stopped.")
     expect(panel.locator("form.start-trial")).to_have_count(1)
+
+
+def trial_panel(console: Console, tried: Tried, token: str) -> Locator:
+    """The trial panel of the accepted card, signed in with `token`."""
+    console.sign_in(token)
+    console.show("hypotheses", project=tried.loop.project)
+    return console.page.locator("section.trial")
+
+
+def test_an_admin_adopts_a_trial_reading_improved_and_is_shown_the_version_it_became(
+    tried: Tried, console: Console
+) -> None:
+    """ "Adopt" appears beside a verdict reading improved; adopting makes the next version
+    of the agent's instructions, said as "Adopted as version 2" linking to them."""
+    loop = tried.loop
+    assert put_instructions(loop, "Keep every change small.").status_code == 200
+    trial = tried.start_trial().json()["id"]
+    seed_arms(loop, trial, IMPROVED)
+    console.open()
+    panel = trial_panel(console, tried, both_apis(tried))
+    expect(panel.locator(".trial-verdict")).to_contain_text(TRIAL_IMPROVED)
+    panel.get_by_role("button", name="Adopt").click()
+    adopted = panel.locator("p.adopted")
+    expect(adopted).to_have_text("Adopted as version 2 of the agent's instructions.")
+    expect(panel.get_by_role("button", name="Adopt")).to_have_count(0)
+    expect(panel.locator("p.stopped-by")).to_have_text(
+        "Stopped by ada: Adopted as instructions version 2"
+    )
+    assert current_instructions(loop)["text"] == f"Keep every change small.\n\n{SUGGESTION}"
+    assert console.accessibility_violations() == []
+    adopted.get_by_role("link", name="version 2").click()
+    expect(console.page.locator("h1")).to_have_text("Instructions")
+    expect(console.page.locator("#instructions-current")).to_have_text("In force: version 2")
+    expect(console.page.locator('article.version[data-version="2"] .origin')).to_contain_text(
+        f"Adopted from trial {trial}"
+    )
+    assert console.messages == []
+
+
+def test_adopt_is_not_offered_to_a_viewer_nor_while_the_verdict_reads_no_clear_change(
+    tried: Tried, console: Console
+) -> None:
+    loop = tried.loop
+    trial = tried.start_trial().json()["id"]
+    seed_arms(loop, trial, NO_CHANGE)
+    console.open()
+    panel = trial_panel(console, tried, both_apis(tried))
+    expect(panel.locator(".trial-verdict")).to_contain_text(TRIAL_NO_CHANGE)
+    expect(panel.locator(".trial-where")).to_be_visible()
+    expect(panel.get_by_role("button", name="Stop the trial")).to_be_visible()
+    expect(panel.get_by_role("button", name="Adopt")).to_have_count(0)
+    seed_arms(loop, trial, IMPROVED)
+    viewer = loop.connect.world.user(
+        loop.project, "val", "viewer", capabilities=("agent:psychologist",)
+    )
+    console.page.get_by_role("button", name="Sign out").click()
+    trial_panel(console, tried, viewer)
+    expect(panel.locator(".trial-verdict")).to_contain_text(TRIAL_IMPROVED)
+    expect(panel.locator(".trial-where")).to_be_visible()
+    expect(panel.get_by_role("button", name="Adopt")).to_have_count(0)
+    assert console.messages == []
+
+
+def test_a_trial_the_guardrail_stopped_says_so_with_its_reason(
+    tried: Tried, console: Console
+) -> None:
+    loop = tried.loop
+    trial = tried.start_trial().json()["id"]
+    seed_arms(loop, trial, WORSE)
+    assert sweep(loop)["trials"] == [f"{trial}:guardrail"]
+    reason = tried.loop.connect.api.call(
+        "GET", tried.path(f"/trials/{trial}"), token=tried.admin
+    ).json()["stopReason"]
+    console.open()
+    panel = trial_panel(console, tried, both_apis(tried))
+    expect(panel.locator(".trial-verdict")).to_contain_text("Stopped.")
+    assert reason.startswith("Stopped by the guardrail: ")
+    expect(panel.locator("p.stopped-by.guardrail")).to_have_text(reason)
+    expect(panel.get_by_role("button", name="Adopt")).to_have_count(0)
+    assert console.accessibility_violations() == []
 
 
 def test_each_cited_item_shows_the_passage_its_statement_rests_on_highlighted(
