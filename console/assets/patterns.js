@@ -5,6 +5,7 @@
 
 import { TENANT_ID, get, post } from "./api.js";
 import { citedEvent, citedEvents } from "./audit.js";
+import { TRIAL_VERDICTS, startTrial, trialState } from "./hypotheses.js";
 import {
   copyableId,
   dl,
@@ -263,7 +264,28 @@ function patternCard(params, pattern, rank) {
         badge(pattern),
       ),
       central(pattern),
-      h("p", { class: "meta" }, `Agent ${pattern.agent}`),
+      h(
+        "p",
+        { class: "meta" },
+        `Agent ${pattern.agent}`,
+        pattern.trialId
+          ? [
+              " · ",
+              h(
+                "a",
+                {
+                  class: "trial-link",
+                  href: route("patterns", {
+                    ...listParams(params),
+                    pattern: pattern.id,
+                    trial: pattern.trialId,
+                  }),
+                },
+                "its trial",
+              ),
+            ]
+          : null,
+      ),
     ),
     facts(pattern),
   );
@@ -373,10 +395,14 @@ async function showPattern(results, params) {
   } catch (error) {
     return replace(results, backLink(params), problem(error));
   }
-  const { pattern, refused, members } = reply.body;
-  const [events, hypotheses] = await Promise.all([
+  const { pattern, refused, members, trial } = reply.body;
+  const [events, hypotheses, operations] = await Promise.all([
     citedEvents(params.project, pattern.evidence),
     hypothesesOf(params.project, pattern),
+    get(projectPath(params.project, "/access")).then(
+      (access) => access.body.operations,
+      () => [],
+    ),
   ]);
   const membersBody = h("tbody", {});
   const membersBox = h(
@@ -447,9 +473,12 @@ async function showPattern(results, params) {
       examples(params, pattern, events),
       membersBox,
       related(params, pattern, hypotheses),
+      trialSection(params, pattern, trial, operations, () => showPattern(results, params)),
       refusedSection(params, refused),
     ),
   );
+  // Opened as the trial's link: its section in view.
+  if (params.trial) results.querySelector("section.pattern-trial")?.scrollIntoView();
 }
 
 function backLink(params) {
@@ -628,13 +657,104 @@ function related(params, pattern, hypotheses) {
           h("ul", { class: "hypothesis-links" }, items),
         ]
       : h("p", { class: "empty" }, "No analysis of its sessions proposed a hypothesis."),
-    h(
-      "p",
-      { class: "trial" },
-      pattern.trialId
-        ? ["Trial of its suggestion: ", copyableId(pattern.trialId)]
-        : "No trial has been started from this pattern.",
-    ),
+  );
+}
+
+const operation = (operations, suffix) =>
+  operations.find((op) => op.method === "POST" && op.path.endsWith(suffix));
+
+// "ratio 0 (95% interval 0 to 0.41)": treatment's share over control's, with the trial's
+// confidence sequence (valid at every look).
+function ratioWords(rate) {
+  if (rate.empty) return "No ratio fits the arms' counts, so there is no interval.";
+  const ratio =
+    rate.ratio === null ? "undefined (no session without it shows the pattern)" : rate.ratio;
+  const high = rate.high === null ? "no upper end yet" : rate.high;
+  return `Risk ratio, given the suggestion against without it: ${ratio} (95% interval ${rate.low ?? 0} to ${high}).`;
+}
+
+function armRow(arm, counts, share) {
+  return h(
+    "tr",
+    { dataset: { arm } },
+    h("th", { scope: "row" }, arm === "treatment" ? "Given the suggestion" : "Without it"),
+    h("td", {}, String(counts.sessions)),
+    h("td", {}, String(counts.matching)),
+    h("td", {}, percent(share)),
+  );
+}
+
+// The pattern's trial: the pattern's own rate per arm (ended sessions whose summary joined
+// it), the ratio with its interval, the verdict, where it runs and its adoption; for an
+// admin, a trial started from an accepted pattern with none running.
+function trialSection(params, pattern, trial, operations, reload) {
+  const outcome = h("div", { class: "outcome", "aria-live": "polite" });
+  const base = projectPath(params.project, `/patterns/${encodeURIComponent(pattern.id)}/trials`);
+  const parts = [h("h3", { id: "pattern-trial" }, "Trial of its suggestion")];
+  if (pattern.status === "resolved")
+    parts.push(
+      h(
+        "p",
+        { class: "resolved" },
+        h("strong", {}, "Resolved: "),
+        "a randomised trial of its suggestion read improved.",
+      ),
+    );
+  if (trial) {
+    const rate = trial.rate;
+    parts.push(
+      h(
+        "p",
+        { class: "trial-verdict", dataset: { verdict: trial.verdict } },
+        `${trial.status === "running" ? "Running" : "Stopped"}. ${TRIAL_VERDICTS[trial.verdict]}`,
+      ),
+      h(
+        "div",
+        { class: "wide", tabindex: 0, role: "region", "aria-label": "Table of the trial's arms" },
+        h(
+          "table",
+          { class: "rate" },
+          h("caption", {}, "Ended sessions of each arm whose summary joined this pattern"),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Arm", "Ended sessions", "Joined the pattern", "Share"].map((name) =>
+                h("th", { scope: "col" }, name),
+              ),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            armRow("treatment", rate.treatment, rate.treatmentShare),
+            armRow("control", rate.control, rate.controlShare),
+          ),
+        ),
+      ),
+      h("p", { class: "ratio" }, ratioWords(rate)),
+      trialState(
+        `${base}/${encodeURIComponent(trial.id)}`,
+        trial.verdict,
+        operation(operations, "/patterns/{patternId}/trials/{trialId}/adopt"),
+        outcome,
+        reload,
+      ),
+      h("p", { class: "trial-id" }, "Trial ", copyableId(trial.id)),
+    );
+  } else {
+    parts.push(h("p", { class: "trial" }, "No trial has been started from this pattern."));
+  }
+  const start = operation(operations, "/patterns/{patternId}/trials");
+  if (pattern.status === "accepted" && trial?.status !== "running" && start?.allowed)
+    parts.push(startTrial(params.project, pattern.agent, base, outcome, reload));
+  parts.push(outcome);
+  return h(
+    "section",
+    { class: "pattern-trial", "aria-labelledby": "pattern-trial", tabindex: -1 },
+    ...parts,
   );
 }
 

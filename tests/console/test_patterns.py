@@ -22,9 +22,12 @@ from playwright.sync_api import expect
 from cli.gemini_stand_in import PATTERN_LABEL, Gate
 from cli.meaning import FAILURE_FAMILIES
 from functions.psychologist import store
+from tests.agentconnect.conftest import AGENT as CONNECT_AGENT
 from tests.api import wait_for
-from tests.console.conftest import Console
+from tests.console.conftest import Console, both_apis
 from tests.console.test_home import WIDTHS, layout_problems
+from tests.loop.test_adoption import sweep
+from tests.loop.tried import IMPROVED, Tried, seed_arms
 from tests.psychologist.conftest import Log, Psychologist, hypothesis
 
 AGENT = "builder"
@@ -406,3 +409,65 @@ def test_the_patterns_page_lays_out_at_a_desktop_and_a_phone_width(
     assert console.accessibility_violations() == [], width
     console.snapshot(f"patterns-pattern-{width}")
     assert console.messages == []
+
+
+def as_js(number: float) -> str:
+    """A number as JavaScript writes it: 0.0 as "0", others in their shortest form."""
+    return str(int(number)) if number == int(number) else repr(number)
+
+
+def test_an_admin_starts_a_trial_of_an_accepted_pattern_and_reads_its_rate_per_arm(
+    tried: Tried, pattern: str, console: Console
+) -> None:
+    """From the accepted pattern's page, with the org and agent picked as a hypothesis's
+    trial picks them; then each arm's ended sessions and those that joined the pattern,
+    the ratio with its interval and the verdict; the list links to the trial; once the
+    sweep reads it improved, the pattern is shown resolved."""
+    loop = tried.loop
+    console.open()
+    console.sign_in(both_apis(tried))
+    console.show("patterns", project=loop.project, pattern=pattern)
+    section = console.page.locator("section.pattern-trial")
+    expect(section.locator("p.trial")).to_have_text("No trial has been started from this pattern.")
+    form = section.locator("form.start-trial")
+    expect(form.get_by_label("Agent")).to_have_value(f"{loop.connect.org}/{CONNECT_AGENT}")
+    form.get_by_role("button", name="Start a trial").click()
+    expect(section.locator(".trial-verdict")).to_have_text(
+        "Running. Too few sessions in an arm to tell yet."
+    )
+    expect(section.locator("form.start-trial")).to_have_count(0)
+    trial = read_as(tried, pattern)["trial"]
+    assert trial["status"] == "running"
+    seed_arms(loop, trial["id"], IMPROVED, pattern=pattern)
+    rate = read_as(tried, pattern)["trial"]["rate"]
+    console.page.reload()
+    expect(section.locator(".trial-verdict")).to_have_attribute("data-verdict", "improved")
+    expect(section.locator('tr[data-arm="treatment"] td')).to_have_text(["40", "0", "0%"])
+    expect(section.locator('tr[data-arm="control"] td')).to_have_text(["40", "20", "50%"])
+    expect(section.locator("p.ratio")).to_have_text(
+        "Risk ratio, given the suggestion against without it: "
+        f"{as_js(rate['ratio'])} (95% interval {as_js(rate['low'])} to {as_js(rate['high'])})."
+    )
+    expect(section.locator(".trial-where")).to_contain_text("In ")
+    expect(section.get_by_role("button", name="Adopt")).to_be_visible()
+    assert console.accessibility_violations() == []
+    assert sweep(loop)["trials"] == [f"{trial['id']}:resolved"]
+    console.show("patterns", project=loop.project)
+    card = console.page.locator(f'article.pattern[data-id="{pattern}"]')
+    expect(card.locator(".badge")).to_have_text("resolved")
+    card.get_by_role("link", name="its trial").click()
+    expect(section.locator("p.resolved")).to_have_text(
+        "Resolved: a randomised trial of its suggestion read improved."
+    )
+    expect(console.page.locator("article.pattern.open .badge").first).to_have_text("resolved")
+    expect(section.locator(".trial-id code")).to_have_text(trial["id"])
+    assert console.messages == []
+
+
+def read_as(tried: Tried, pattern_id: str) -> dict[str, Any]:
+    reply = tried.loop.connect.api.call(
+        "GET", f"/projects/{tried.loop.project}/patterns/{pattern_id}", token=tried.admin
+    )
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
