@@ -451,6 +451,7 @@ def test_an_admin_starts_a_trial_of_an_accepted_pattern_and_reads_its_rate_per_a
     expect(section.locator(".trial-where")).to_contain_text("In ")
     expect(section.get_by_role("button", name="Adopt")).to_be_visible()
     assert console.accessibility_violations() == []
+    console.snapshot("pattern-trial")
     assert sweep(loop)["trials"] == [f"{trial['id']}:resolved"]
     console.show("patterns", project=loop.project)
     card = console.page.locator(f'article.pattern[data-id="{pattern}"]')
