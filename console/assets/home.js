@@ -111,6 +111,7 @@ function agentRow(org, agent) {
       { class: "links" },
       link("evaluations", params, "Model evaluations"),
       link("selection", params, "Selection report"),
+      link("instructions", params, "Instructions"),
     ),
   );
 }

@@ -147,6 +147,10 @@ def test_every_view_from_sign_in_to_a_running_trial_is_reached_by_clicking(
     page.locator(f'tr[data-agent="{AGENT}"]').get_by_role("link", name="Model evaluations").click()
     expect(page.locator("h1")).to_have_text("Model evaluations")
     expect(page.get_by_role("textbox", name="Agent")).to_have_value(AGENT)
+    page.go_back()
+    page.locator(f'tr[data-agent="{AGENT}"]').get_by_role("link", name="Instructions").click()
+    expect(page.locator("h1")).to_have_text("Instructions")
+    expect(page.get_by_role("textbox", name="Agent")).to_have_value(AGENT)
     assert console.messages == []
 
 
