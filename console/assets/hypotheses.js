@@ -464,10 +464,28 @@ export function trialState(path, verdict, adopt, outcome, reload) {
           : null,
         stoppedWords(body),
         await adoption(body, verdict, adopt, path, outcome, reload),
+        afterAdoptionWords(body.afterAdoption),
       );
     })
     .catch((error) => replace(box, problem(error)));
   return box;
+}
+
+// Sessions of the agent under the version before the adoption against the adopted one, on
+// the trial's basis: an association over time, said so, beside the randomised result.
+function afterAdoptionWords(after) {
+  if (!after) return null;
+  const side = ({ version, sessions, showing, share }) =>
+    `${version === null ? "no instructions" : `version ${version}`}: ${showing} of ${sessions} (${percent(share)})`;
+  const ratio = after.ratio === null ? "undefined" : after.ratio;
+  const high = after.high === null ? "no upper end" : after.high;
+  return h(
+    "p",
+    { class: "after-adoption" },
+    `Since the adoption, every session of the agent: ${side(after.before)} before, ` +
+      `${side(after.after)} after; ratio ${ratio} (95% interval ${after.low ?? 0} to ${high}). ` +
+      "An association over time, not the trial's result.",
+  );
 }
 
 // How one who may decide starts a trial (of a hypothesis's or a pattern's suggestion): by

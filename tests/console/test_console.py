@@ -734,7 +734,8 @@ def test_an_admin_adopts_a_trial_reading_improved_and_is_shown_the_version_it_be
     tried: Tried, console: Console
 ) -> None:
     """ "Adopt" appears beside a verdict reading improved; adopting makes the next version
-    of the agent's instructions, said as "Adopted as version 2" linking to them."""
+    of the agent's instructions, said as "Adopted as version 2" linking to them, with the
+    sessions before against after said to be an association."""
     loop = tried.loop
     assert put_instructions(loop, "Keep every change small.").status_code == 200
     trial = tried.start_trial().json()["id"]
@@ -750,6 +751,10 @@ def test_an_admin_adopts_a_trial_reading_improved_and_is_shown_the_version_it_be
         "Stopped by ada: Adopted as instructions version 2"
     )
     assert current_instructions(loop)["text"] == f"Keep every change small.\n\n{SUGGESTION}"
+    expect(panel.locator("p.after-adoption")).to_contain_text(
+        "version 1: 0 of 0 (–) before, version 2: 0 of 0 (–) after"
+    )
+    expect(panel.locator("p.after-adoption")).to_contain_text("An association over time")
     assert console.accessibility_violations() == []
     adopted.get_by_role("link", name="version 2").click()
     expect(console.page.locator("h1")).to_have_text("Instructions")
