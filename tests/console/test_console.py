@@ -752,7 +752,7 @@ def test_an_admin_adopts_a_trial_reading_improved_and_is_shown_the_version_it_be
     )
     assert current_instructions(loop)["text"] == f"Keep every change small.\n\n{SUGGESTION}"
     expect(panel.locator("p.after-adoption")).to_contain_text(
-        "version 1: 0 of 0 (–) before, version 2: 0 of 0 (–) after"
+        "version 1: 0 of 0 (\u2013) before, version 2: 0 of 0 (\u2013) after"
     )
     expect(panel.locator("p.after-adoption")).to_contain_text("An association over time")
     assert console.accessibility_violations() == []
