@@ -235,7 +235,9 @@ TARGETS = (
         "that no longer looks up the caller's frame, thread and process for fields it never "
         "prints (the logging HOWTO's 'Optimization'); a body with too few brackets to nest "
         "too deep read without scanning its nesting; a valid request validated once without "
-        "collecting errors. The margin is thin on this 2-core machine, whose speed moves by "
+        "collecting errors; a batched read (`shared.store.read_all`) whose snapshots are built "
+        "from the raw answers, without the library's proto-plus wrappers and second copy (the "
+        "evaluation read from 0.81 to 0.91). The margin is thin on this 2-core machine, whose speed moves by "
         "±20 % between adjacent loads, as the pairs show.",
     ),
     Target(
@@ -435,6 +437,77 @@ def _trial_loss_goals(trials: Results) -> tuple[bool, str]:
         f"{one_arm['flagged_share']:.1%} losing 25% of treatment; sessionsNeeded found within "
         f"{lowest:.1%} of trials at least ({len(served)} cases)"
     )
+
+
+def _auto_adopt_goal(results: Results) -> tuple[bool, str]:
+    found = results["auto_adopt"]
+    adopted = max(each["adopted_share"] for each in found["null"])
+    effect = found["effect"]
+    return adopted <= found["goal_adopted_max"], (
+        f"ever adopted with no true effect at most {adopted:.1%} "
+        f"({found['null_trials']:,} trials at each control share of 5%, 30%, 70%); a ratio of "
+        f"{effect['true_ratio']} at {effect['control_share']:.0%} adopted by "
+        f"{effect['sessions_median']} sessions in half the trials and by "
+        f"{effect['sessions_80']} in 80%, {effect['stopped_share']:.1%} stopped first by the "
+        "guardrail"
+    )
+
+
+AUTO_ADOPT_TARGET = Target(
+    f"A trial started with autoAdopt, read after every session, adopts a change with no true "
+    f"effect in at most {TRIAL_FALSE_MAX:.0%} of trials",
+    _auto_adopt_goal,
+    "Seeded trials read after every session to the 2,000th as the sweep reads them "
+    "(`benchmarks/auto_adopt.py`): adopted at the first `improved`, stopped for good at a "
+    "`worse` or the guardrail's harm first.",
+)
+
+
+def _pattern_rate_goal(results: Results) -> tuple[bool, str]:
+    found = results["pattern_rate"]
+    false = max(each["false_share"] for each in found["null"])
+    covered = min(each["coverage"] for each in found["coverage"])
+    unequal = found["unequal_recall"]
+    met = false <= found["goal_false_max"] and covered >= found["goal_coverage_min"]
+    return met, (
+        f"false verdicts at most {false:.1%} with no true difference; the sequence holds the "
+        f"ratio at every read in {covered:.1%} of trials at least, with "
+        f"{1 - found['summarised']:.0%} of sessions never summarised and joins at recall "
+        f"{found['recall']} in both arms; with recall {unequal['recall'][0]} against "
+        f"{unequal['recall'][1]} it holds the observed ratio {unequal['observed_ratio']} in "
+        f"{unequal['coverage_observed']:.1%} and the true {unequal['true_ratio']} in "
+        f"{unequal['coverage_true']:.0%}"
+    )
+
+
+PATTERN_RATE_TARGET = Target(
+    f"A pattern's own rate per arm, read after every session, reads a false verdict at most "
+    f"{TRIAL_FALSE_MAX:.0%} of the time and its interval holds the ratio at least 95% of "
+    "the time",
+    _pattern_rate_goal,
+    "Seeded trials whose sessions are summarised and joined to the pattern short of all "
+    "(`benchmarks/pattern_rate.py`): what the interval holds is the ratio of the observed "
+    "rates, the true ratio only while summaries and joins miss alike in both arms.",
+)
+
+
+def _session_start_goal(results: Results) -> tuple[bool, str]:
+    found = results["session_start"]
+    return found["more_reads"] <= found["goal_more_reads"], (
+        f"a start reads {found['with']['first_reads']} documents cold and "
+        f"{found['with']['warm_reads']} warm with standing instructions, "
+        f"{found['without']['first_reads']} and {found['without']['warm_reads']} without: "
+        f"{found['more_reads']} more"
+    )
+
+
+SESSION_START_TARGET = Target(
+    "A session start serving the agent's standing instructions reads at most one more "
+    "document than one without",
+    _session_start_goal,
+    "The current version is copied onto the agent document, which a start reads anyway "
+    "(`benchmarks/session_start.py`, reads counted at the host's Firestore channel).",
+)
 
 
 def _cost_goal(results: Results) -> tuple[bool, str]:
@@ -698,6 +771,9 @@ def _target_lines(results: Results) -> list[str]:
         ),
         (TRIAL_TARGET, "trials"),
         (TRIAL_LOSS_TARGET, "trials"),
+        (AUTO_ADOPT_TARGET, "auto_adopt"),
+        (PATTERN_RATE_TARGET, "pattern_rate"),
+        (SESSION_START_TARGET, "session_start"),
         (COST_TARGET, "cost_intervals"),
         (TELEMETRY_TARGET, "telemetry"),
         (CODEX_TARGET, "telemetry"),
