@@ -237,8 +237,8 @@ TARGETS = (
         "too deep read without scanning its nesting; a valid request validated once without "
         "collecting errors; a batched read (`shared.store.read_all`) whose snapshots are built "
         "from the raw answers, without the library's proto-plus wrappers and second copy (the "
-        "evaluation read from 0.81 to 0.91). The margin is thin on this 2-core machine, whose speed moves by "
-        "±20 % between adjacent loads, as the pairs show.",
+        "evaluation read from 0.81 to 0.91). The margin is thin on this 2-core machine, whose "
+        "speed moves by ±20 % between adjacent loads, as the pairs show.",
     ),
     Target(
         f"Hypotheses list at 10,000 stored within {HYPOTHESES_GROWTH_MAX}x of 100",
