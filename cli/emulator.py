@@ -86,11 +86,17 @@ def find_java() -> str:
     return java
 
 
+REQUEST_TIMEOUT_S = 30
+"""A bound on one call to the emulator's own API: it answers in milliseconds, but a JVM
+starting beside a busy machine's other emulators (two hosts side by side under the whole
+suite) once took past 10 s to register a trigger."""
+
+
 def _request(method: str, url: str, body: bytes | None = None) -> bytes:
     request = urllib.request.Request(url, data=body, method=method)  # noqa: S310 - loopback only
     request.add_header("Content-Type", "application/json")
     request.add_header("Authorization", "Bearer owner")
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
+    with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:  # noqa: S310
         data: bytes = response.read()
         return data
 
