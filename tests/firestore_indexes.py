@@ -83,8 +83,23 @@ def _filters(where: StructuredQuery.Filter) -> list[StructuredQuery.FieldFilter]
             raise ValueError("OR filters are not checked")
         return [f for sub in composite.filters for f in _filters(sub)]
     if kind == "unary_filter":
-        raise ValueError("unary filters are not checked")
+        return [_as_field_filter(where.unary_filter)]
     return [where.field_filter]
+
+
+UNARY = StructuredQuery.UnaryFilter.Operator
+UNARY_AS = {
+    UNARY.IS_NULL: Operator.EQUAL,
+    UNARY.IS_NAN: Operator.EQUAL,
+    UNARY.IS_NOT_NULL: Operator.NOT_EQUAL,
+    UNARY.IS_NOT_NAN: Operator.NOT_EQUAL,
+}
+"""`== None` (and NaN) is an equality for the indexes that serve it, `!= None` an inequality
+(https://firebase.google.com/docs/firestore/query-data/queries#not_equal_)."""
+
+
+def _as_field_filter(unary: StructuredQuery.UnaryFilter) -> StructuredQuery.FieldFilter:
+    return StructuredQuery.FieldFilter(field=unary.field, op=UNARY_AS[unary.op])
 
 
 def shape_of(query: StructuredQuery) -> Shape:

@@ -174,3 +174,16 @@ def test_a_nearest_neighbour_query_needs_a_vector_index_of_its_filter_and_dimens
         assert held.serving(shape) is None
     right = {**plain, "fields": [{"fieldPath": "agent", "order": "ASCENDING"}, vector]}
     assert indexes(tmp_path, right).serving(shape) == [right]
+
+
+def test_a_null_is_an_equality_and_not_null_an_inequality(emulator: object) -> None:
+    """`== None` travels as a unary filter; the index that serves it treats it as an
+    equality on the field, and `!= None` as an inequality, ordered by the field."""
+    is_null = hypotheses().where(filter=FieldFilter("decidedAt", "==", None))
+    assert shape_of(is_null._to_protobuf()) == Shape(
+        "hypotheses", False, frozenset({"decidedAt"}), ()
+    )
+    not_null = hypotheses().where(filter=FieldFilter("decidedAt", "!=", None))
+    assert shape_of(not_null._to_protobuf()) == Shape(
+        "hypotheses", False, frozenset(), (("decidedAt", "ASCENDING"),)
+    )
