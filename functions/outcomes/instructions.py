@@ -6,7 +6,6 @@ anyway, so serving it costs no read."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from google.cloud import firestore
 
@@ -44,17 +43,9 @@ class Change:
     rolled_back_from: int | None = None
 
 
-def add_version(
-    transaction: firestore.Transaction,
-    agent: firestore.DocumentReference,
-    current: StoredInstructions | None,
-    change: Change,
-    also: dict[str, Any] | None = None,
-) -> StoredInstructions:
-    """Write the version after `current` (read in `transaction` by the caller) and make it
-    the agent's current one, with `also` merged into the agent in the same write: two
-    writers at once make consecutive versions, or one of them retries."""
-    stored: StoredInstructions = {
+def next_version(current: StoredInstructions | None, change: Change) -> StoredInstructions:
+    """The version after `current` that `change` makes."""
+    return {
         "version": current["version"] + 1 if current else 1,
         "text": change.text,
         "created_at": utcnow(),
@@ -63,7 +54,24 @@ def add_version(
         "origin": change.origin,
         "rolled_back_from": change.rolled_back_from,
     }
-    org_id, agent_id = agent.parent.parent.id, agent.id
-    transaction.create(instructions_ref(org_id, agent_id, stored["version"]), writable(stored))
-    transaction.set(agent, {"instructions": writable(stored), **(also or {})}, merge=True)
+
+
+def version_ref(
+    agent: firestore.DocumentReference, stored: StoredInstructions
+) -> firestore.DocumentReference:
+    return instructions_ref(agent.parent.parent.id, agent.id, stored["version"])
+
+
+def add_version(
+    transaction: firestore.Transaction,
+    agent: firestore.DocumentReference,
+    current: StoredInstructions | None,
+    change: Change,
+) -> StoredInstructions:
+    """Write the version after `current` (read in `transaction` by the caller) and make it
+    the agent's current one. Creating the version's document is what two writers at once
+    cannot both do: one of them retries and makes the next."""
+    stored = next_version(current, change)
+    transaction.create(version_ref(agent, stored), writable(stored))
+    transaction.set(agent, {"instructions": writable(stored)}, merge=True)
     return stored

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.api_core import exceptions
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
@@ -29,7 +30,13 @@ from functions.outcomes.documents import (
     TrialOrigin,
     TrialStatus,
 )
-from functions.outcomes.instructions import MAX_CHARS, Change, add_version, with_suggestion
+from functions.outcomes.instructions import (
+    MAX_CHARS,
+    Change,
+    next_version,
+    version_ref,
+    with_suggestion,
+)
 from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
@@ -58,7 +65,6 @@ from shared.store import (
     read_all,
     read_as,
     read_fields,
-    transact,
     unchanged_since,
     writable,
 )
@@ -363,53 +369,69 @@ def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None
     """Make the trial's suggestion part of its agent's standing instructions: a new version
     (the current text, then the suggestion, naming the trial), the trial stopped if it
     runs, and the version it became kept on it. Only on a verdict of `improved`; adopting
-    an adopted trial answers it as it is. One transaction over the trial and the agent:
-    two adoptions at once make one version."""
+    an adopted trial answers it as it is. One commit conditioned on the trial and the agent
+    as read, creating the version's document: of two adoptions at once one lands, and the
+    other, reading again, finds the trial adopted (no read takes a lock, so the sweep and
+    a person adopting at once never wait on each other)."""
     if read["verdict"] != "improved":
         raise conflict(
             f"The trial's verdict is {read['verdict']}: only an improved one is adopted."
         )
     trial_ref = outcome_store.trial_ref(trial["project_id"], trial["id"])
     agent_ref = outcome_store.connect_agent_ref(trial["org_id"], trial["agent_id"])
-    origin: TrialOrigin = {
-        "trial_id": trial["id"],
-        "hypothesis_id": trial["hypothesis_id"],
-        "pattern_id": trial.get("pattern_id"),
-    }
 
-    def apply(transaction: firestore.Transaction) -> Trial:
-        current_trial = read_as(trial_ref, Trial, transaction) or trial
+    def plan(batch: firestore.WriteBatch) -> Trial:
+        snapshots = read_all([trial_ref, agent_ref])
+        current_trial = data_as(snapshots[trial_ref.path], Trial) or trial
         if current_trial.get("adopted_as") is not None:
             return current_trial
-        agent = read_fields(agent_ref.get(transaction=transaction)) or {}
-        current = agent.get("instructions")
+        current = (read_fields(snapshots[agent_ref.path]) or {}).get("instructions")
         text = with_suggestion(current, current_trial.get("sugestao", ""))
         if len(text) > MAX_CHARS:
             raise conflict(
                 f"The instructions with the suggestion would hold {len(text):,} characters, "
                 f"over the {MAX_CHARS:,} limit: shorten them (PUT .../instructions) first."
             )
-        change = Change(text, by, reason or f"Adopted from trial {trial['id']}", origin)
+        stored = next_version(current, _adopted(current_trial, text, by, reason))
         running = current_trial["status"] == TrialStatus.RUNNING
-        also = {"running_trials": {trial["id"]: firestore.DELETE_FIELD}} if running else {}
-        version = add_version(transaction, agent_ref, current, change, also)["version"]
-        changes: dict[str, Any] = {"adopted_as": version, "verdict": read["verdict"]}
+        agent_changes: dict[str, Any] = {"instructions": writable(stored)}
         if running:
-            changes |= {
-                "status": TrialStatus.STOPPED,
-                "stopped_at": utcnow(),
-                "stopped_by": by,
-                "stop_reason": f"Adopted as instructions version {version}",
-            }
-        transaction.update(trial_ref, changes)
+            agent_changes[f"running_trials.{trial['id']}"] = firestore.DELETE_FIELD
+        batch.create(version_ref(agent_ref, stored), writable(stored))
+        batch.update(agent_ref, agent_changes, option=unchanged_since(snapshots[agent_ref.path]))
+        changes = _adoption(stored["version"], read["verdict"], by, running)
+        batch.update(trial_ref, changes, option=unchanged_since(snapshots[trial_ref.path]))
         subject = {RUNNING: firestore.DELETE_FIELD} if running else {}
         subject |= _resolved(current_trial, read)
         if subject:
-            transaction.update(_subject_ref(current_trial), subject)
+            batch.update(_subject_ref(current_trial), subject)
         adopted: Trial = {**current_trial, **changes}  # type: ignore[typeddict-item]
         return adopted
 
-    return transact(apply)
+    return commit_if_unchanged(plan)
+
+
+def _adopted(trial: Trial, text: str, by: str, reason: str | None) -> Change:
+    """The change an adoption makes, naming the trial and what it tried."""
+    origin: TrialOrigin = {
+        "trial_id": trial["id"],
+        "hypothesis_id": trial["hypothesis_id"],
+        "pattern_id": trial.get("pattern_id"),
+    }
+    return Change(text, by, reason or f"Adopted from trial {trial['id']}", origin)
+
+
+def _adoption(version: int, verdict: str, by: str, running: bool) -> dict[str, Any]:
+    """The trial's changes when it is adopted as `version` (and stopped, if it runs)."""
+    changes: dict[str, Any] = {"adopted_as": version, "verdict": verdict}
+    if running:
+        changes |= {
+            "status": TrialStatus.STOPPED,
+            "stopped_at": utcnow(),
+            "stopped_by": by,
+            "stop_reason": f"Adopted as instructions version {version}",
+        }
+    return changes
 
 
 WATCHED = 100
@@ -433,7 +455,13 @@ def watch() -> list[str]:
     acted: list[str] = []
     for snapshot in running.stream():
         trial = data_as(snapshot, Trial)
-        what = None if trial is None else _act_on(trial, read_of(trial))
+        try:
+            what = None if trial is None else _act_on(trial, read_of(trial))
+        except exceptions.Aborted:
+            logs.warning(
+                "A trial's read was not acted on (contention): next sweep", trial=snapshot.id
+            )
+            continue
         if what is not None:
             acted.append(f"{snapshot.id}:{what}")
     return acted
