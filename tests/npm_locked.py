@@ -11,6 +11,13 @@ import subprocess
 from pathlib import Path
 
 
+TRIES = 2
+"""A fresh clone's full run once saw `npm ci` of one folder exit 217 while other workers
+installed the other folders from the same npm cache; run alone, it installs in seconds.
+A second try, from an empty `node_modules`, rides over that; a failure past it is said
+with npm's own words."""
+
+
 def npm_ci(folder: Path, needed_for: str) -> None:
     installed = folder / "node_modules" / ".package-lock.json"
     lock = folder / "package-lock.json"
@@ -20,6 +27,18 @@ def npm_ci(folder: Path, needed_for: str) -> None:
             return
         npm = shutil.which("npm")
         assert npm is not None, f"{needed_for} needs Node.js 20 or newer and npm"
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--silent"], cwd=folder, check=True, timeout=600
+        for _attempt in range(TRIES):
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--silent"],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if done.returncode == 0:
+                return
+            shutil.rmtree(folder / "node_modules", ignore_errors=True)
+        raise AssertionError(
+            f"npm ci in {folder} failed {TRIES} times (exit {done.returncode}): {done.stderr}"
         )
