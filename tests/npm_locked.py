@@ -10,7 +10,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-
 TRIES = 2
 """A fresh clone's full run once saw `npm ci` of one folder exit 217 while other workers
 installed the other folders from the same npm cache; run alone, it installs in seconds.
