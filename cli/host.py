@@ -501,7 +501,8 @@ def serve(
     model = _use_local_model() if local_model else None
     try:
         restored = folder is not None and not clean and folder.kept() is not None
-        host = open_host(port, listener, folder, clean).start()
+        host = open_host(port, listener, folder, clean)
+        host.start()  # bound first: a start that fails still stops the emulator it opened
         if not host.owns_emulator:
             check_delivery(host)
         if host.owns_emulator and not restored:
