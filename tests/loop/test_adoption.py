@@ -374,3 +374,20 @@ def test_adoptions_racing_each_other_make_one_version(tried: Tried) -> None:
     ).json()
     assert [v["version"] for v in versions] == [1]
     assert current_instructions(loop)["text"] == SUGGESTION
+
+
+def test_an_adoption_past_the_instructions_limit_is_refused_and_writes_nothing(
+    tried: Tried,
+) -> None:
+    """Version 1 holds nearly 8,000 characters: with the suggestion after it, the next
+    version would pass the limit, so adopt answers 409 and the trial runs on."""
+    loop = tried.loop
+    assert put_instructions(loop, "x" * 7990).status_code == 200
+    trial = tried.start_trial().json()["id"]
+    seed_arms(loop, trial, IMPROVED)
+    refused = adopt(tried, trial)
+    assert refused.status_code == 409
+    assert "8,000" in refused.json()["message"]
+    assert current_instructions(loop)["version"] == 1
+    read = trial_of(tried, trial)
+    assert (read["status"], read["adoptedAs"]) == ("running", None)
