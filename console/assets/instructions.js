@@ -26,24 +26,15 @@ export async function render(main, params, navigate) {
 const agentPath = (params) =>
   `/v1/orgs/${encodeURIComponent(params.org)}/agents/${encodeURIComponent(params.agent)}`;
 
-// A read that answers null on 404 (no instructions yet, no outcome source).
-const orNull = (promise) =>
-  promise.then(
-    (reply) => reply,
-    (error) => {
-      if (error.status === 404) return null;
-      throw error;
-    },
-  );
-
 // The whole page from the API's answers; `current` is given when a PUT just answered it.
+// Otherwise the version in force is the newest version, so the page asks only for what
+// exists: an agent with no instructions yet is an empty list, not a 404 in the browser.
 async function show(results, params, current) {
   replace(results, loading("the instructions"));
   const base = agentPath(params);
-  let read, page, named;
+  let page, named;
   try {
-    [read, page, named] = await Promise.all([
-      current ? { body: current } : orNull(get(`${base}/instructions`)),
+    [page, named] = await Promise.all([
       get(`${base}/instructions/versions`, { limit: PAGE }),
       agentNamed(params.org, params.agent),
     ]);
@@ -56,7 +47,7 @@ async function show(results, params, current) {
     params,
     base,
     admin: ["admin", "owner"].includes(named.org.role),
-    current: read?.body ?? null,
+    current: current ?? page.body[0] ?? null,
     project: named.agent.projectId ?? null,
     agentName: named.agent.name ?? null,
     versions: [],

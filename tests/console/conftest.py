@@ -9,12 +9,20 @@ import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    expect,
+    sync_playwright,
+)
 
 from cli.host import LocalHost
 from tests.agentconnect.conftest import configured, connect
@@ -38,6 +46,32 @@ CHROMIUM_FLAGS = [
 ]
 """Without the background-networking flags Chromium keeps trying to reach Google's hosts,
 which a closed network refuses."""
+
+WAIT_MS = 15_000
+"""How long an action or an assertion waits for the page: Playwright's assertions wait 5 s
+by default, which a console reloading after an adoption passed on a busy machine (three
+workers on two cores) while its answer was already in."""
+expect.set_options(timeout=WAIT_MS)
+
+COUNT_REQUESTS = """
+window.__requestsInFlight = 0;
+const fetched = window.fetch;
+window.fetch = function (...args) {
+  window.__requestsInFlight += 1;
+  const done = () => { window.__requestsInFlight -= 1; };
+  return fetched.apply(this, args).then(
+    (response) => {
+      const text = response.text.bind(response);
+      response.text = () => text().finally(done);
+      return response;
+    },
+    (error) => { done(); throw error; },
+  );
+};
+"""
+"""The console's requests still in flight in the page: a request counts from its fetch
+until its body is read (`api.js` reads every body), so a view that asks again after an
+answer (a pattern, then its cited events) never reads zero in between."""
 
 
 def chromium_path() -> str:
@@ -79,7 +113,8 @@ class Console:
     url: str
     folder: Path
     messages: list[str] = field(default_factory=list)
-    """Errors the page logged, Content-Security-Policy violations among them."""
+    """Errors the page logged, Content-Security-Policy violations among them, each followed
+    by the address it names (a refused request's URL)."""
 
     def open(self, route: str = "") -> None:
         self.page.goto(f"{self.url}/{route}")
@@ -112,6 +147,28 @@ class Console:
             for rule in results.response["violations"]
         ]
 
+    def errors(self) -> list[str]:
+        """The errors the page logged, once none of its requests is in flight: an answer
+        still on its way may yet be logged (a 404 reaches the browser's console after the
+        view's heading is drawn)."""
+        self.page.wait_for_function("() => window.__requestsInFlight === 0")
+        return self.messages
+
+    def take_errors(self) -> list[str]:
+        """The errors logged so far, taken: a test that provokes one (a refused request, a
+        blocked script) asserts it, and the check when the test ends sees only the rest."""
+        taken = list(self.errors())
+        self.messages.clear()
+        return taken
+
+    def refused(self, status: int, path: str) -> str:
+        """What the browser logs of a request the API refused with `status`."""
+        phrase = HTTPStatus(status).phrase.upper()
+        return (
+            f"Failed to load resource: the server responded with a status of {status} "
+            f"({phrase}) at {self.url}{path}"
+        )
+
     def script_ran(self) -> Any:
         return self.page.evaluate("window.__evidencia_injected")
 
@@ -119,17 +176,19 @@ class Console:
 @pytest.fixture
 def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Console]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(COUNT_REQUESTS)
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(WAIT_MS)
     opened = Console(page, host.url, tmp_path)
 
     def record(message: ConsoleMessage) -> None:
         if message.type == "error":
-            opened.messages.append(message.text)
+            opened.messages.append(f"{message.text} at {message.location.get('url', '')}")
 
     page.on("console", record)
     try:
         yield opened
+        assert opened.errors() == [], "the page logged errors the test did not expect"
     finally:
         page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
         context.close()

@@ -91,7 +91,7 @@ def test_a_person_signs_in_and_sees_each_hypothesis_beside_its_cited_events(
     expect(events.nth(2)).to_have_class("event missing")
     expect(events.nth(2)).to_contain_text(f"{expired} — missing or expired")
     console.snapshot("hypotheses")
-    assert console.messages == []
+    assert console.errors() == []
     assert console.accessibility_violations() == []
 
 
@@ -116,7 +116,7 @@ def test_an_event_received_as_a_span_names_the_span_it_came_from(
         "from span execute_tool search_flights (error,"
     )
     expect(events.first.locator("p.span")).to_contain_text(f"of trace {trace}")
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
@@ -158,7 +158,7 @@ def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
         f"{served[0]['usage']['inputTokens']} / {served[0]['usage']['outputTokens']}"
     )
     assert console.accessibility_violations() == []
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_an_admin_accepts_with_a_reason_and_it_leaves_the_proposed_filter(
@@ -247,7 +247,7 @@ def test_an_accepted_hypothesis_shows_its_effect_and_how_people_decided_at_its_c
     expect(rows.nth(1).locator("td").nth(2)).to_have_text("0 showing the pattern")
     expect(panel.locator(".caveat")).to_contain_text("An association over time, not proof")
     console.snapshot("hypothesis-effect")
-    assert console.messages == []
+    assert console.errors() == []
     assert console.accessibility_violations() == []
 
 
@@ -297,6 +297,11 @@ def test_the_console_is_sent_with_a_policy_that_forbids_inline_script_and_eval(
     with pytest.raises(PlaywrightError, match="violates the following Content Security Policy"):
         console.page.add_script_tag(content="window.__evidencia_injected = 1")
     assert console.script_ran() is None
+    [blocked] = console.take_errors()
+    assert blocked.startswith(
+        "Executing inline script violates the following Content Security Policy directive "
+        "'script-src 'self''."
+    )
 
 
 def test_api_errors_are_shown_with_their_message_and_request_id(
@@ -313,6 +318,8 @@ def test_api_errors_are_shown_with_their_message_and_request_id(
     request_id = problem.get_attribute("data-request-id")
     assert request_id
     expect(problem.locator(".request-id code")).to_have_text(request_id)
+    paths = [f"/projects/{elsewhere}/access", f"/projects/{elsewhere}/hypotheses"]
+    assert sorted(console.take_errors()) == [console.refused(403, path) for path in paths]
 
 
 def tab_to(console: Console, target: Locator, at_most: int) -> None:
@@ -427,6 +434,8 @@ def test_id_fields_show_the_whole_id(research: Research, console: Console) -> No
         expect(field).to_have_value(research.workspace if name == "run" else route[name])
         width = field.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
         assert width[0] <= width[1], (name, width)
+    # The run named is the workspace's id: no such run.
+    assert console.take_errors() == [console.refused(404, "/research-api/assistant/status")]
 
 
 def test_sign_in_checks_the_token_and_names_who_it_stands_for(
@@ -438,6 +447,7 @@ def test_sign_in_checks_the_token_and_names_who_it_stands_for(
     expect(refused).to_contain_text("Signed out: the API refused the token (")
     expect(console.page.get_by_role("button", name="Sign out")).to_have_count(0)
     assert console.page.evaluate("sessionStorage.length") == 0
+    assert console.take_errors() == [console.refused(401, "/v1/whoami")]
     assert console.accessibility_violations() == []
     psy.world.member(psy.project, "uma", "viewer")
     token, _ = psy.world.token("uma", capabilities=("agent:psychologist",))
@@ -464,6 +474,8 @@ def test_a_token_refused_later_returns_to_sign_in_with_the_reason(
     )
     expect(console.page.get_by_label("Bearer token")).to_be_visible()
     assert console.page.evaluate("sessionStorage.length") == 0
+    paths = [f"/projects/{psy.project}/access", f"/projects/{psy.project}/hypotheses"]
+    assert sorted(console.take_errors()) == [console.refused(401, path) for path in paths]
 
 
 def test_a_pending_run_is_shown_as_such_until_it_completes(
@@ -762,7 +774,7 @@ def test_an_admin_adopts_a_trial_reading_improved_and_is_shown_the_version_it_be
     expect(console.page.locator('article.version[data-version="2"] .origin')).to_contain_text(
         f"Adopted from trial {trial}"
     )
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_adopt_is_not_offered_to_a_viewer_nor_while_the_verdict_reads_no_clear_change(
@@ -786,7 +798,7 @@ def test_adopt_is_not_offered_to_a_viewer_nor_while_the_verdict_reads_no_clear_c
     expect(panel.locator(".trial-verdict")).to_contain_text(TRIAL_IMPROVED)
     expect(panel.locator(".trial-where")).to_be_visible()
     expect(panel.get_by_role("button", name="Adopt")).to_have_count(0)
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_a_trial_the_guardrail_stopped_says_so_with_its_reason(

@@ -45,7 +45,9 @@ def test_the_page_shows_the_text_in_force_its_versions_and_the_added_line_betwee
     put(configured, {"text": SECOND, "reason": "Tasks were reopened."})
     console.open()
     console.sign_in(configured.viewer)
-    console.page.get_by_role("link", name="Instructions").click()
+    # The nav's link: once Home has drawn, each agent of its has an "Instructions" link too.
+    views = console.page.get_by_role("navigation", name="Views")
+    views.get_by_role("link", name="Instructions").click()
     expect(console.page.locator("nav a[aria-current=page]")).to_have_text("Instructions")
     console.page.get_by_label("Org").fill(configured.org)
     console.page.get_by_label("Agent", exact=True).fill(AGENT)
@@ -74,7 +76,7 @@ def test_the_page_shows_the_text_in_force_its_versions_and_the_added_line_betwee
     expect(console.page.get_by_role("button", name="Roll back to this version")).to_have_count(0)
     expect(console.page.locator("form.edit-instructions")).to_have_count(0)
     assert console.accessibility_violations() == []
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_an_admin_rolls_back_to_an_earlier_version_which_makes_a_new_one(
@@ -103,7 +105,7 @@ def test_an_admin_rolls_back_to_an_earlier_version_which_makes_a_new_one(
         "The third line confused it.",
     )
     assert console.accessibility_violations() == []
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_an_admin_saves_a_new_text_and_is_told_plainly_when_the_api_refuses_it(
@@ -130,7 +132,9 @@ def test_an_admin_saves_a_new_text_and_is_told_plainly_when_the_api_refuses_it(
     expect(refused).to_contain_text("Error 400")
     expect(refused.locator("li")).to_contain_text("text")
     assert current(configured)["version"] == 1
-    console.messages.clear()  # the browser logs the refused request itself
+    # The browser logs the refused request itself, and nothing else.
+    path = f"/v1/orgs/{configured.org}/agents/{AGENT}/instructions"
+    assert console.take_errors() == [console.refused(400, path)]
 
 
 def test_the_versions_page_through_the_next_page_token(
@@ -198,7 +202,7 @@ def test_an_adopted_version_links_its_trial_and_hypothesis_and_shows_its_session
     card = console.page.locator(f'article.hypothesis[data-id="{tried.hypothesis}"]')
     expect(card).to_have_class("hypothesis target")
     expect(card.locator("section.trial .trial-id")).to_contain_text(trial)
-    assert console.messages == []
+    assert console.errors() == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -218,4 +222,4 @@ def test_the_instructions_page_lays_out_at_a_desktop_and_a_phone_width(
     assert problems == [], (width, problems)
     assert console.accessibility_violations() == [], width
     console.snapshot(f"instructions-{width}")
-    assert console.messages == []
+    assert console.errors() == []

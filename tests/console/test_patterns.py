@@ -236,7 +236,7 @@ def test_the_list_is_ranked_as_the_api_ranks_it_with_coverage_shares_trends_and_
     )
     expect(cards.first).to_have_attribute("data-id", costly[0])
     assert [cards.nth(i).get_attribute("data-id") for i in range(len(costly))] == costly
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_a_pattern_shows_its_examples_beside_their_cited_events_and_what_was_refused(
@@ -301,7 +301,7 @@ def test_a_pattern_shows_its_examples_beside_their_cited_events_and_what_was_ref
     opened.locator(f'table.members tr[data-session="{ANALYSED}"] a').click()
     expect(console.page.get_by_label("Session")).to_have_value(ANALYSED)
 
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_a_titled_pattern_shows_its_suggestion_and_examples_from_several_sessions(
@@ -323,7 +323,7 @@ def test_a_titled_pattern_shows_its_suggestion_and_examples_from_several_session
     expect(opened.locator("section.refused")).to_contain_text(
         "None: every claim of its label held."
     )
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def test_a_viewer_is_not_offered_the_refresh_and_is_told_why(
@@ -341,7 +341,7 @@ def test_a_viewer_is_not_offered_the_refresh_and_is_told_why(
     )
     expect(console.page.get_by_role("button", name="Refresh")).to_have_count(0)
     expect(console.page.locator("p.coverage")).to_contain_text("No ended session counted yet")
-    assert console.messages == []
+    assert console.errors() == []
 
 
 SETTLE_MS = 30_000
@@ -383,7 +383,7 @@ def test_a_member_refreshes_and_follows_its_progress_until_it_settles(
     )
     expect(console.page.get_by_role("button", name="Refresh")).to_be_enabled()
     assert console.accessibility_violations() == []
-    assert console.messages == []
+    assert console.errors() == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -408,7 +408,7 @@ def test_the_patterns_page_lays_out_at_a_desktop_and_a_phone_width(
     assert problems == [], (width, problems)
     assert console.accessibility_violations() == [], width
     console.snapshot(f"patterns-pattern-{width}")
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def as_js(number: float) -> str:
@@ -462,7 +462,7 @@ def test_an_admin_starts_a_trial_of_an_accepted_pattern_and_reads_its_rate_per_a
     )
     expect(console.page.locator("article.pattern.open .badge").first).to_have_text("resolved")
     expect(section.locator(".trial-id code")).to_have_text(trial["id"])
-    assert console.messages == []
+    assert console.errors() == []
 
 
 def read_as(tried: Tried, pattern_id: str) -> dict[str, Any]:
