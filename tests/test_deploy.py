@@ -31,6 +31,7 @@ from shared.instance import settings
 from tests.api import wait_for
 
 MODELS = {"RESEARCH_GEMINI_MODEL": "gemini-2.5-flash"}
+KINDS = (RestEntry, TriggerEntry, SweepEntry, McpEntry)
 TARGET = Target("demo-p", "europe-west1", "eur3", MODELS)
 
 
@@ -117,41 +118,55 @@ def distinct_free_ports(count: int) -> list[int]:
         return [sock.getsockname()[1] for sock in sockets]
 
 
+BY_COMMAND = {kind: next(e.name for e in ENTRIES if isinstance(e, kind)) for kind in KINDS}
+"""One name of each kind served by the `functions-framework` command itself; every name is
+served by the app that command builds (`tests/bundle_server.py`)."""
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 @pytest.fixture
 def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, str]]:
-    """Every registered name served by functions-framework from the bundle alone."""
+    """Every registered name served from the bundle alone, by functions-framework's app for
+    it in one interpreter; and one name of each kind by the `functions-framework` command
+    (`{name}!` for those)."""
     source, venv = bundle
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
     env["FIRESTORE_EMULATOR_HOST"] = emulator.host
-    processes = {}
-    for entry, port in zip(ENTRIES, distinct_free_ports(len(ENTRIES)), strict=True):
+    names = [entry.name for entry in ENTRIES] + [f"{name}!" for name in BY_COMMAND.values()]
+    ports = dict(zip(names, distinct_free_ports(len(names)), strict=True))
+    pairs = [f"{entry.name}={ports[entry.name]}" for entry in ENTRIES]
+    python = str(venv / "bin" / "python")
+    server = Path(__file__).with_name("bundle_server.py")
+    processes = [
+        subprocess.Popen(
+            [python, str(server), *pairs], cwd=source, env=env, stdout=subprocess.DEVNULL
+        )
+    ]
+    for name in BY_COMMAND.values():
         command = [
             str(venv / "bin" / "functions-framework"),
-            "--source",
-            "main.py",
-            "--target",
-            entry.name,
-            "--port",
-            str(port),
+            *("--source", "main.py", "--target", name, "--port", str(ports[f"{name}!"])),
         ]
-        processes[entry.name] = (
+        processes.append(
             subprocess.Popen(
                 command, cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            ),
-            port,
+            )
         )
     try:
-        yield {name: f"http://127.0.0.1:{port}" for name, (_, port) in processes.items()}
+        yield {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     finally:
         # gunicorn's quick shutdown: SIGTERM would have each wait out its graceful one.
-        for process, _ in processes.values():
+        for process in processes:
             process.send_signal(signal.SIGINT)
-        for process, _ in processes.values():
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        for process in processes:
+            _stop(process)
 
 
 def first_answer(method: str, url: str, **kwargs: Any) -> requests.Response:
@@ -182,8 +197,11 @@ def test_functions_framework_serves_every_registered_name_from_the_bundle(
         "ce-document": "elsewhere/x",
         "Content-Type": "application/protobuf",
     }
-    for entry in ENTRIES:
-        url = served[entry.name]
+    by_command = [
+        (entry, served[f"{entry.name}!"]) for entry in ENTRIES if entry.name + "!" in served
+    ]
+    assert len(by_command) == len(KINDS)
+    for entry, url in [(entry, served[entry.name]) for entry in ENTRIES] + by_command:
         if isinstance(entry, TriggerEntry):
             reply = first_answer("POST", url, data=b"", headers=event_headers)
             assert reply.status_code == 200, (entry.name, reply.text)
