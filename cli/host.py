@@ -294,7 +294,11 @@ class LocalHost:
         from shared.ids import new_ulid
 
         probe_id = new_ulid()
-        db().collection(PROBE_COLLECTION).document(probe_id).create({"at": probe_id})
+        # The probe's own time, not a request's 5 s: the first write to an emulator just
+        # started, on a busy machine, took longer (serve then stopped with a traceback).
+        db().collection(PROBE_COLLECTION).document(probe_id).create(
+            {"at": probe_id}, timeout=timeout
+        )
         return self.probes.wait_for(probe_id, timeout)
 
     def stop(self) -> None:

@@ -16,10 +16,10 @@ import requests
 
 from cli.console import CONTENT_SECURITY_POLICY
 from cli.emulator import Emulator, free_port
-from cli.host import SECRET_HEADER, trigger_id
+from cli.host import SECRET_HEADER, LocalHost, trigger_id
 from shared.clients import db
 from shared.retention import utcnow
-from tests.api import Api, World, created_event, redeliver, wait_for
+from tests.api import Api, Configure, World, created_event, redeliver, wait_for
 from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 
@@ -237,3 +237,13 @@ def test_a_host_without_a_data_folder_says_its_documents_go_with_it(tmp_path: Pa
     with host_process(environment(tmp_path)) as (_, said):
         assert any(line.startswith("Local data: not kept") for line in said), said
     assert list(tmp_path.glob("**/*.overall_export_metadata")) == []
+
+
+def test_the_delivery_probe_waits_its_own_time_not_a_requests_bound(
+    host: LocalHost, configure: Configure
+) -> None:
+    """`evidencia serve` probes an emulator it did not start: the first write to one just
+    started, on a busy machine, took longer than a request's 5 s, and serve stopped with a
+    traceback. The probe's write is bounded by the probe's own time."""
+    configure(FIRESTORE_TIMEOUT_S="0.0001")
+    assert host.delivered_probe(timeout=10)
