@@ -70,13 +70,14 @@ chromium:
 # The suite runs on every core with pytest-xdist, each worker with its own emulator, Gemini
 # and Anthropic stand-ins and host (tests/conftest.py). Its tests wait on the network and
 # on subprocesses a third of the time, so one worker more than the cores keeps them busy;
-# TEST_WORKERS=0 runs it in one process. Idle workers take tests from busy ones' queues.
+# TEST_WORKERS=0 runs it in one process. Each worker is handed a module at a time, the
+# longest first (tests/conftest.py's LONGEST_FIRST), so the run ends on short modules.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
 
 test: style chromium
 	$(BIN)/evidencia doctor
 	$(BIN)/mypy & mypy=$$!; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations=20 --cov --cov-report=term; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20 --cov --cov-report=term; \
 	tests=$$?; wait $$mypy && exit $$tests
 
 # The pure tests alone (no emulator, browser, subprocess or network): the inner loop.

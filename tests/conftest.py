@@ -51,9 +51,37 @@ SERVICES = {"emulator", "gemini_server", "host", "api", "world", "counter"}
 """Fixtures that start a process or a server: a test using one is not pure."""
 
 
+LONGEST_FIRST = (
+    "test_serve_hygiene.py",
+    "console/test_console.py",
+    "test_examples.py",
+    "loop/test_launch.py",
+    "test_cli.py",
+    "loop/test_selection_report.py",
+    "console/test_patterns.py",
+    "test_fuzzing.py",
+    "test_entry_points.py",
+    "test_deploy.py",
+    "console/test_home.py",
+    "console/test_instructions.py",
+    "test_local_host.py",
+    "test_firestore_outage.py",
+)
+"""The modules that take longest (`make test`'s durations report, summed by module), run
+first: `--dist loadfile` hands each worker a module at a time in this order, so the run
+ends on short modules, not on a worker alone with a long one."""
+
+
+def _longest_first(item: pytest.Item) -> int:
+    path = item.path.relative_to(ROOT / "tests").as_posix()
+    return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test is in one tier: `pure` where it says so (and then it may use no
-    service), else `integration`; the console's tests are also `browser`."""
+    service), else `integration`; the console's tests are also `browser`. The longest
+    modules come first."""
+    items.sort(key=_longest_first)
     for item in items:
         used = SERVICES & set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("pure") is None:

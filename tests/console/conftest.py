@@ -111,7 +111,6 @@ class Console:
 
     page: Page
     url: str
-    folder: Path
     messages: list[str] = field(default_factory=list)
     """Errors the page logged, Content-Security-Policy violations among them, each followed
     by the address it names (a refused request's URL)."""
@@ -130,10 +129,10 @@ class Console:
         self.page.goto(f"{self.url}/#/{route}?{query}")
 
     def snapshot(self, name: str) -> None:
-        """A screenshot of the whole page now, beside the one taken when the test ends;
-        also into the folder CONSOLE_SCREENSHOTS names, when it is set (docs/console.md's
-        pictures: `CONSOLE_SCREENSHOTS=docs/screenshots pytest tests/console`)."""
-        self.page.screenshot(path=str(self.folder / f"{name}.png"), full_page=True)
+        """A screenshot of the whole page now into the folder CONSOLE_SCREENSHOTS names,
+        when it is set (docs/console.md's pictures:
+        `CONSOLE_SCREENSHOTS=docs/screenshots pytest tests/console`); otherwise none, since
+        a full-page PNG costs the browser and the suite a core for a moment each."""
         published = os.environ.get("CONSOLE_SCREENSHOTS")
         if published:
             self.page.screenshot(path=str(Path(published) / f"{name}.png"), full_page=True)
@@ -173,13 +172,23 @@ class Console:
         return self.page.evaluate("window.__evidencia_injected")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keeps each phase's report on the test, for the console's screenshot on failure."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Console]:
+def console(
+    browser: Browser, host: LocalHost, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Console]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(COUNT_REQUESTS)
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
-    opened = Console(page, host.url, tmp_path)
+    opened = Console(page, host.url)
 
     def record(message: ConsoleMessage) -> None:
         if message.type == "error":
@@ -190,7 +199,9 @@ def console(browser: Browser, host: LocalHost, tmp_path: Path) -> Iterator[Conso
         yield opened
         assert opened.errors() == [], "the page logged errors the test did not expect"
     finally:
-        page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
+        called = getattr(request.node, "report_call", None)
+        if called is None or called.failed:
+            page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
         context.close()
 
 
