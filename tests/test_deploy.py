@@ -162,8 +162,10 @@ def served(bundle: tuple[Path, Path], emulator: Emulator) -> Iterator[dict[str, 
     try:
         yield {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     finally:
-        # gunicorn's quick shutdown: SIGTERM would have each wait out its graceful one.
-        for process in processes:
+        # gunicorn's quick shutdown (SIGTERM would have it wait out its graceful one); the
+        # bundle's server has nothing to finish.
+        processes[0].terminate()
+        for process in processes[1:]:
             process.send_signal(signal.SIGINT)
         for process in processes:
             _stop(process)

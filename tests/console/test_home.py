@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.console.conftest import Console
-from tests.loop.linked import AGENT_NAME
+from tests.loop.linked import AGENT_NAME, Loop
 from tests.loop.tried import Tried
 
 EVERY = ("agent:research", "agent:psychologist", "agent:connect")
@@ -218,3 +218,34 @@ def test_signal_kinds_needed_sessions_and_the_chart_axis_read_in_plain_words(
         shown = window.nth(index).inner_text()
         assert not re.search(r"\d{4}-\d\d-\d\dT", shown), shown
     assert console.errors() == []
+
+
+EMPTY_VIEWS = (
+    ("hypotheses", "project", "No hypotheses match."),
+    ("patterns", "project", "No pattern matches."),
+    ("sessions", "project", "No session matches."),
+    ("calibration", "project", "too few"),
+    ("evaluations", "agent", "No evaluation yet."),
+    ("instructions", "agent", "This agent has no instructions yet: its sessions are served none."),
+    ("selection", "agent", "No recorded session in this window."),
+)
+"""Each view of a project with no session yet and of an agent with a selection alone, and
+the words it says so with."""
+
+
+def test_each_view_of_a_new_project_and_agent_says_so_in_words_and_logs_no_error(
+    loop: Loop, console: Console
+) -> None:
+    """Nothing yet is a normal state: every view says it in words, and the browser logs no
+    error, since the console asks for nothing that is not there."""
+    capabilities = ("agent:psychologist", "agent:connect")
+    token = loop.connect.world.token("ada", capabilities=capabilities)[0]
+    console.open()
+    console.sign_in(token)
+    for view, of, words in EMPTY_VIEWS:
+        if of == "project":
+            console.show(view, project=loop.project)
+        else:
+            console.show(view, org=loop.connect.org, agent=AGENT)
+        expect(console.page.locator("#view")).to_contain_text(words)
+        assert console.errors() == [], view
