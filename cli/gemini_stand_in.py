@@ -247,9 +247,15 @@ class Gate:
     flight exactly as long as the test needs, with no guessed delay."""
 
     opened: threading.Event = field(default_factory=threading.Event)
+    reached: threading.Event = field(default_factory=threading.Event)
+    """Set once the call it holds has arrived: whatever the caller read before calling
+    Gemini (a run's evidence and access) is read by then."""
 
     def open(self) -> None:
         self.opened.set()
+
+    def wait_reached(self, timeout: float = GATE_TIMEOUT_S) -> bool:
+        return self.reached.wait(timeout)
 
 
 @dataclass(frozen=True)
@@ -815,6 +821,7 @@ class GeminiTestServer(StandIn):
                     return self.refusal_sent
         reply = self._next(recorded)
         if interactive and reply.gate is not None:
+            reply.gate.reached.set()
             reply.gate.opened.wait(GATE_TIMEOUT_S)
         if interactive:
             time.sleep(self.latency_s + reply.delay_s)

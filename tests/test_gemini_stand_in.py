@@ -35,10 +35,13 @@ def ask_once() -> str | None:
 
 
 def test_a_held_answer_is_sent_only_once_its_gate_opens(gemini_server: GeminiTestServer) -> None:
+    """The gate says when the call it holds has arrived, and holds it until opened."""
     gate = gemini_server.held_answer_json({"said": "now"})
+    assert not gate.reached.is_set()
     with ThreadPoolExecutor(max_workers=1) as pool:
         asked = pool.submit(ask_once)
-        wait_for(lambda: len(gemini_server.requests) == 1)
+        assert gate.wait_reached(timeout=30)
+        assert len(gemini_server.requests) == 1
         assert not asked.done(), "answered before its gate opened"
         gate.open()
         assert asked.result(timeout=30) == '{"said": "now"}'

@@ -61,7 +61,8 @@ def test_access_changed_when_the_asker_loses_membership_before_completion(
 ) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     from cli.main import main
 
     assert main(["admin", "member", "remove", "--tenant", research.workspace, "--user", "ana"]) == 0
@@ -74,7 +75,8 @@ def test_access_changed_when_the_asker_loses_membership_before_completion(
 def test_access_changed_when_the_askers_role_drops_before_completion(research: Research) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     admin("member", "add", "--tenant", research.workspace, "--user", "ana", "--role", "viewer")
     gate.open()
     assert research.settled(run_id)["run"]["failure_code"] == "access_changed"
@@ -86,7 +88,8 @@ def test_source_unavailable_when_cited_evidence_is_removed_before_completion(
     cited = next(iter(research.evidence))
     gate = research.world.gemini.held_answer_json(research.answer(cite=[(cited, 1)]))
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     removed = research.api.post(
         "/research-api/evidence/remove", research.body(evidence_ids=[cited]), research.member
     )
@@ -108,7 +111,8 @@ def test_source_unavailable_when_the_conversation_holds_no_evidence(research: Re
 def test_context_changed_when_evidence_changes_while_processing(research: Research) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     assert research.upsert([{"text": "A new interview arrived."}]).status_code == 200
     gate.open()
     assert research.settled(run_id)["run"]["failure_code"] == "context_changed"
@@ -231,7 +235,8 @@ def test_conversation_full_once_the_run_limit_is_reached(
 def test_cancelled_while_processing_discards_the_answer(research: Research) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     cancelled = research.api.post(
         "/research-api/assistant/cancel", research.body(run_id=run_id), research.member
     )
@@ -287,7 +292,8 @@ def test_a_deleted_run_is_404(research: Research) -> None:
 def test_a_run_whose_worker_died_reads_as_failed_once_its_lease_passes(research: Research) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
     ref.update({"lease_until": ref.get().get("created_at")})
     body = research.status(run_id).json()
@@ -307,7 +313,8 @@ def test_access_changed_when_the_askers_token_ends_before_completion(
 ) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: processing(research, run_id))
+    assert gate.wait_reached()  # the run's evidence and access are read by now
+    assert processing(research, run_id)
     token_id = research.member.split("_")[1]
     token = db().document(f"tokens/{token_id}")
     if change == "revoked":
