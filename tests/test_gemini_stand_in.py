@@ -23,7 +23,6 @@ from cli.gemini_stand_in import (
 from shared.clients import gemini
 from shared.instance import settings
 from tests.agents.gemini import run_gemini
-from tests.api import wait_for
 
 
 def ask_once() -> str | None:
