@@ -21,7 +21,6 @@ def serve(pairs: list[str]) -> None:
         app = functions_framework.create_app(target=name, source="main.py")  # type: ignore[no-untyped-call]
         server = make_server("127.0.0.1", int(port), app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-    print("serving", flush=True)
     threading.Event().wait()
 
 
