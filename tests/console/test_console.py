@@ -467,6 +467,7 @@ def test_a_token_refused_later_returns_to_sign_in_with_the_reason(
     token, token_id = psy.world.token("uma", capabilities=("agent:psychologist",))
     console.open()
     console.sign_in(token)
+    assert console.errors() == []  # Home has read /v1/home with the token still good
     assert auth.revoke_token(db(), token_id)
     console.show("hypotheses", project=psy.project)
     expect(console.page.locator(".signed-out")).to_contain_text(
