@@ -1,9 +1,9 @@
 """`autoAdopt` under continuous monitoring, on simulated sessions with known truth: a trial
 started with `autoAdopt` adopts its suggestion the first time its verdict
-(`functions.outcomes.trials.verdict_of` on the basis rate per arm) reads `improved`, read
+(`functions.loop.randomization.verdict_of` on the basis rate per arm) reads `improved`, read
 after every session from the 2nd to the 2,000th, as the sweep reads it; a verdict of
 `worse`, or harm found by the guardrail's one-sided test, stops it first for good
-(`functions.psychologist.trials.watch`).
+(`functions.loop.trials.watch`).
 
 With no true effect, at control rates of 5 %, 30 % and 70 %: the share of trials ever
 adopted (goal at most 5 %, what the confidence sequence's validity at every look
@@ -35,7 +35,7 @@ from benchmarks.trials import (
     _two_sided,
     chunks,
 )
-from functions.outcomes.trials import MIN_PER_ARM
+from functions.loop.randomization import MIN_PER_ARM
 
 NULL_TRIALS = 2_000
 """Per control rate: a share found of 5 % reads within about 1 %."""

@@ -1,5 +1,5 @@
 """The selection report's mean cost per target, on simulated sessions with known truth:
-how often the 95% interval `functions.outcomes.means.mean_interval` serves (Student's t,
+how often the 95% interval `functions.loop.means.mean_interval` serves (Student's t,
 Hall's skewness-corrected t and Cox's log-normal interval joined, from the sums an
 aggregation query returns, from 30 sessions) covers the true mean, when session costs are
 as skewed as agents' are.
@@ -91,7 +91,7 @@ def _gamma() -> tuple[str, float, Draw]:
 
 
 def _sums(row: Any) -> Any:
-    from functions.outcomes.means import Sums
+    from functions.loop.means import Sums
 
     positive = row[row > 0]
     logs = np.log(positive)
@@ -107,7 +107,7 @@ def _sums(row: Any) -> Any:
 
 
 def _coverage(draws: Any, truth: float, n: int) -> dict[str, Any]:
-    from functions.outcomes.means import mean_interval
+    from functions.loop.means import mean_interval
 
     covered = below = above = flat = covered_normal = 0
     widths = []

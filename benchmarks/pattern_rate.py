@@ -1,7 +1,7 @@
 """A pattern's own rate per arm, as a trial started from the pattern reads it, on simulated
 sessions with known truth, read after every session from the 2nd to the 2,000th: per arm,
 k = the arm's sessions whose summary joined the pattern and n = the arm's sessions that
-ended (`functions.outcomes.arms`, through `verdict_of`).
+ended (`functions.loop.arms`, through `verdict_of`).
 
 What is observed is not the true rate: a session is summarised with chance s (a session
 never summarised is counted in n, never in k), and a summarised session that shows the
@@ -35,8 +35,8 @@ from benchmarks.trials import (
     chunks,
     log_e_values_at,
 )
-from functions.outcomes.safe import LOG_THRESHOLD
-from functions.outcomes.trials import MIN_PER_ARM
+from functions.loop.randomization import MIN_PER_ARM
+from functions.loop.safe import LOG_THRESHOLD
 
 SUMMARISED = 0.95
 RECALL = 0.9

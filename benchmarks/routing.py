@@ -204,7 +204,7 @@ def _replication(rng: random.Random) -> dict[str, Any]:
     report's own estimators."""
     from functions.agentconnect.report import MIN_MATCHED, Explored, assess
     from functions.agentconnect.selection import changed, target_key
-    from functions.outcomes.estimators import Logged, wilson
+    from functions.loop.estimators import Logged, wilson
 
     rules = _policy(SELECTION)
     by_target: dict[str, list[int]] = {}

@@ -175,7 +175,7 @@ def _explored_sessions(scenario: Scenario, rng: random.Random, sessions: int) ->
     version's share and draws among its candidates; only those are simulated further."""
     from functions.agentconnect.report import Explored
     from functions.agentconnect.selection import choice_of, draw_candidates, target_key
-    from functions.outcomes.estimators import Logged
+    from functions.loop.estimators import Logged
 
     found = []
     for index in range(sessions):
@@ -455,7 +455,7 @@ def _by_candidates_alone(
     """The current rules' interval as the report served it before: each session weighted
     by its number of candidates alone, whatever its version's share."""
     from functions.agentconnect.report import judged
-    from functions.outcomes.estimators import Logged, weighted
+    from functions.loop.estimators import Logged, weighted
 
     logged = [
         Logged(s.logged.target, s.logged.propensity / s.logged.sampled, s.logged.abnormal)
@@ -471,7 +471,7 @@ def _paired(size: int, replications: int) -> dict[str, Any]:
     Bonferroni level the report serves, which is wider), against its truth."""
     from functions.agentconnect.report import judged
     from functions.agentconnect.selection import changed, threshold_changes
-    from functions.outcomes.estimators import Z_95, bonferroni_z, difference
+    from functions.loop.estimators import Z_95, bonferroni_z, difference
 
     scenario = STATIONARY_SCENARIO
     rng = random.Random(f"{SEED}:paired:{size}")  # noqa: S311 - a seeded simulation

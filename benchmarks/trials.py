@@ -1,6 +1,6 @@
 """Randomised trials under continuous monitoring, on simulated sessions with known truth,
 read after every session from the 2nd to the 2,000th: the verdict the effect read serves
-(`functions.outcomes.safe`, an exact safe test at the arms' joined sizes inverted into a
+(`functions.loop.safe`, an exact safe test at the arms' joined sizes inverted into a
 confidence sequence) beside the one it replaced first (an asymptotic confidence sequence
 on ln RR with 0.5 added to zero cells, tightest at 500 sessions, ten sessions an arm before
 any verdict).
@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from functions.outcomes.safe import (
+from functions.loop.randomization import SRM_LOG_THRESHOLD
+from functions.loop.safe import (
     EITHER_WAY,
     HARM,
     HELP_AND_HARM,
@@ -43,7 +44,6 @@ from functions.outcomes.safe import (
     alternatives,
     sessions_needed,
 )
-from functions.outcomes.trials import SRM_LOG_THRESHOLD
 
 TRIALS = 1_000
 NULL_TRIALS = 4_000

@@ -35,7 +35,7 @@ from benchmarks.telemetry import (
 )
 from benchmarks.trials import _harm, _two_sided, log_e_values_at
 from cli.meaning import FAILURE_FAMILIES
-from functions.outcomes.safe import HARM, HELP_AND_HARM, Table, log_e_value
+from functions.loop.safe import HARM, HELP_AND_HARM, Table, log_e_value
 from shared.clients import db
 from shared.retention import utcnow
 from shared.store import counted

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from functions.outcomes.estimators import (
+from functions.loop.estimators import (
     Logged,
     bonferroni_z,
     difference,

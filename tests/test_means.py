@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from functions.outcomes.means import MIN_SESSIONS, Sums, mean_interval, t975
+from functions.loop.means import MIN_SESSIONS, Sums, mean_interval, t975
 
 pytestmark = pytest.mark.pure
 

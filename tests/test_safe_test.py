@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from benchmarks.trials import _harm, _two_sided
-from functions.outcomes.safe import (
+from functions.loop.randomization import (
+    ArmCounts,
+    needed,
+    sample_ratio_mismatch,
+    verdict_of,
+)
+from functions.loop.safe import (
     HARM,
     HIGHEST,
     LOWEST,
@@ -26,12 +32,6 @@ from functions.outcomes.safe import (
     point_log_e_value,
     ripr,
     sessions_needed,
-)
-from functions.outcomes.trials import (
-    ArmCounts,
-    needed,
-    sample_ratio_mismatch,
-    verdict_of,
 )
 
 pytestmark = pytest.mark.pure

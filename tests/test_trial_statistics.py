@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from functions.outcomes.documents import Arm, RunningTrial
-from functions.outcomes.trials import arm_of, assignments
+from functions.loop.documents import Arm, RunningTrial
+from functions.loop.randomization import arm_of, assignments
 
 pytestmark = pytest.mark.pure
 

@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.outcomes import store as outcomes
+from functions.loop import store as outcomes
 from shared import auth
 from shared.clients import db
 from shared.retention import iso, utcnow

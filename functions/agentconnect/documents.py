@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from functions.outcomes.documents import RunningTrial, StoredInstructions
+from functions.loop.documents import RunningTrial, StoredInstructions
 
 
 class EvaluationStatus(StrEnum):

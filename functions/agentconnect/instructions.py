@@ -14,10 +14,10 @@ from functions.agentconnect import store
 from functions.agentconnect.documents import Agent
 from functions.agentconnect.requests import AgentParams, InstructionsRequest, VersionsParams
 from functions.agentconnect.views import author_can_view, instructions_view
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import StoredInstructions
-from functions.outcomes.estimators import Share, wilson
-from functions.outcomes.instructions import Change, add_version, instructions, instructions_ref
+from functions.loop import store as outcome_store
+from functions.loop.documents import StoredInstructions
+from functions.loop.estimators import Share, wilson
+from functions.loop.instructions import Change, add_version, instructions, instructions_ref
 from shared.errors import not_found
 from shared.http import Call, Reply
 from shared.store import counted, read_as, stream_as, transact

@@ -10,8 +10,8 @@ from google.cloud import firestore
 
 from functions.agentconnect.documents import AgentSession, Answer, Drawn, Summary
 from functions.agentconnect.selection import FALLBACK_ROUTE, target_key
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import ChoiceRecord
+from functions.loop import store as outcome_store
+from functions.loop.documents import ChoiceRecord
 from shared.instance import settings
 from shared.store import Changes
 

@@ -4,7 +4,7 @@ other thresholds would have given.
 Counted, never scanned: each target's sessions, abnormal ends and signal kinds, and how
 often each route (a rule on a step's answer, the default, a fallback, a draw) led to it,
 are aggregation queries over the outcome records of the project the agent's link names
-(the join made when the session froze and when its log ended, `functions/outcomes`).
+(the join made when the session froze and when its log ended, `functions/loop`).
 Started sessions are counted over the agent's frozen evaluations. The only records read
 are the explored ones, which the off-policy estimates need one by one, at most
 EXPLORED_READ of them, newest first. Round trips: the agent, then the versions decided
@@ -12,7 +12,7 @@ under and the link's author, then every count and the explored records at once (
 only when an explored record names a version older than those, that version).
 
 Shares carry Wilson's 95 % interval; estimates are SNIPW over explored sessions
-(`functions.outcomes.estimators`), each weighted by its own version's propensity, and
+(`functions.loop.estimators`), each weighted by its own version's propensity, and
 each policy over the sessions that could have drawn its choice. They are the window's
 average: the pure `assess` compares each drawn target's older and newer halves, and when
 they disagree beyond chance judges the recent half alone. A threshold change is
@@ -56,9 +56,9 @@ from functions.agentconnect.selection import (
     threshold_changes,
 )
 from functions.agentconnect.views import author_can_view
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import SIGNAL_KINDS, StepAnswer, StoredInstructions
-from functions.outcomes.estimators import (
+from functions.loop import store as outcome_store
+from functions.loop.documents import SIGNAL_KINDS, StepAnswer, StoredInstructions
+from functions.loop.estimators import (
     Difference,
     Estimate,
     Logged,
@@ -72,8 +72,8 @@ from functions.outcomes.estimators import (
     weighted_share,
     wilson,
 )
-from functions.outcomes.instructions import instructions
-from functions.outcomes.means import Mean, Sums, mean_interval
+from functions.loop.instructions import instructions
+from functions.loop.means import Mean, Sums, mean_interval
 from shared.errors import ApiError, ErrorCode, not_found
 from shared.http import Call, Reply
 from shared.retention import iso, parse_instant, utcnow

@@ -16,7 +16,7 @@ from functions.agentconnect.documents import (
     Selection,
     Target,
 )
-from functions.outcomes.trials import unit_hash
+from functions.loop.randomization import unit_hash
 from shared.errors import Issue
 
 PERMISSION_RANK = {"plan": 0, "default": 1, "acceptEdits": 2, "bypassPermissions": 3}

@@ -42,8 +42,8 @@ from functions.agentconnect.views import (
     outcome_source_view,
     selection_view,
 )
-from functions.outcomes.documents import StoredInstructions
-from functions.outcomes.trials import Assignment, assignments
+from functions.loop.documents import StoredInstructions
+from functions.loop.randomization import Assignment, assignments
 from shared import auth, jobs, logs
 from shared.clients import db
 from shared.errors import ApiError, ErrorCode, conflict, not_found

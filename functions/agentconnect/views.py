@@ -19,7 +19,7 @@ from functions.agentconnect.documents import (
     Summary,
 )
 from functions.agentconnect.selection import steps_of
-from functions.outcomes.documents import StoredInstructions
+from functions.loop.documents import StoredInstructions
 from shared import auth
 from shared.clients import db
 from shared.retention import is_expired, iso, utcnow

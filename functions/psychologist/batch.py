@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.psychologist import store, trials, worker
+from functions.loop import trials
+from functions.psychologist import store, worker
 from functions.psychologist.documents import Analysis, AnalysisStatus, BatchRecord
 from functions.psychologist.lifecycle import LIFECYCLE
 from functions.psychologist.patterns import joins, schedule

@@ -19,8 +19,8 @@ from typing import Any
 from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import TrialStatus
+from functions.loop import store as outcome_store
+from functions.loop.documents import TrialStatus
 from functions.psychologist import store
 from functions.psychologist.documents import HypothesisStatus
 from functions.psychologist.requests import CalibrationParams

@@ -7,7 +7,7 @@ those of the sessions that have ended in it so far. A window is counted by aggre
 queries over the agent's outcome records, never by reading events (gone after a day):
 its sessions, those that ended abnormally, and those that show any signal kind specific
 to the hypothesis (the kinds its cited events show, less those every abnormal end shows,
-`outcomes.documents.GENERIC_KINDS`), and each kind on its own. Two round trips: the
+`loop.documents.GENERIC_KINDS`), and each kind on its own. Two round trips: the
 hypothesis (and its latest trial), then every count at once. With a trial, the
 randomized design's read (`trials.randomized`) is served beside it.
 
@@ -15,7 +15,7 @@ Only counts: Firestore sums a field through an index that must hold it, and coun
 no index beyond the query's own (one per query shape, in firestore.indexes.json).
 
 The after/before ratio of two shares is the risk ratio, with the exact interval the
-randomised read uses (`outcomes.safe.confidence_sequence`), the windows' sessions taken as
+randomised read uses (`loop.safe.confidence_sequence`), the windows' sessions taken as
 given: the safe test of Turner, Ly and Grünwald for two samples of fixed sizes, whose
 block is the two windows' sessions. No correction is added to zero cells,
 and the interval holds at any number of sessions. A verdict needs at least
@@ -35,16 +35,16 @@ from typing import Any
 from google.cloud.firestore_v1 import FieldFilter
 from typing_extensions import TypedDict
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.arms import arm_counts, randomized
-from functions.outcomes.documents import SIGNAL_KINDS, Trial
-from functions.outcomes.estimators import rounded, share_of
-from functions.outcomes.safe import Table, confidence_sequence
-from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
+from functions.loop import store as outcome_store
+from functions.loop.arms import arm_counts, randomized
+from functions.loop.documents import SIGNAL_KINDS, Trial
+from functions.loop.estimators import rounded, share_of
+from functions.loop.randomization import DEFAULT_MEANINGFUL_RATIO
+from functions.loop.safe import Table, confidence_sequence
 from functions.psychologist import store
 from functions.psychologist.documents import Hypothesis, HypothesisStatus
 from functions.psychologist.requests import EffectParams
-from functions.psychologist.trials import specific_kinds
+from functions.psychologist.trial_calls import specific_kinds
 from shared.errors import conflict
 from shared.http import Call, Reply
 from shared.instance import settings

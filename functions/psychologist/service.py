@@ -11,7 +11,7 @@ from typing import Any, Literal
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import (
     Analysis,

@@ -12,7 +12,7 @@ projects/{p}/analyses/{a}                     one analysis (its creation runs th
 projects/{p}/hypotheses/{h}                   a stored hypothesis, with copies of its events
 projects/{p}/hypotheses/{h}/decisions/{d}     the decision history, append-only
 projects/{p}/outcomes/{s}-{a}                 an ended session's outcome for one agent
-                                              (functions/outcomes/store.py)
+                                              (functions/loop/store.py)
 projects/{p}/summaries/{s}                    an ended session's summary: its task, ending and
                                               main failure, or why it has none
 """
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
+# A trial names its hypothesis by this path too: defined in the loop, named here.
+from functions.loop.subjects import hypotheses as hypotheses  # noqa: PLC0414
 from shared.spend import Spend
 from shared.store import collection, document
 
@@ -49,10 +51,6 @@ def event_chunks(project_id: str, session_id: str) -> firestore.CollectionRefere
 
 def analysis_ref(project_id: str, analysis_id: str) -> firestore.DocumentReference:
     return document(PROJECTS, project_id, ANALYSES, analysis_id)
-
-
-def hypotheses(project_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "hypotheses")
 
 
 def summaries(project_id: str) -> firestore.CollectionReference:

@@ -25,7 +25,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.checks import (
     CheckedSummary,
@@ -703,7 +703,7 @@ def spent(session: Session) -> Spent:
     """What the session's telemetry says it spent, as its outcome records keep it: each
     figure, its square and its cube, and where positive its logarithm and the log's
     square, which the report sums into a mean and its interval
-    (`functions.outcomes.means`)."""
+    (`functions.loop.means`)."""
     usage = session.get("usage") or session.get("metered") or {}
     if "input_tokens" not in usage and "output_tokens" not in usage:
         return {"usage_reported": 0}

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.counting import CallCounter
 from cli.host import LocalHost
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from tests.agentconnect.conftest import AGENT, Connect, answer
 from tests.api import Configure, all_documents, document, wait_for
 

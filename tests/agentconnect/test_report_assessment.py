@@ -11,7 +11,7 @@ import pytest
 
 from functions.agentconnect.report import RECENT_HALF, WHOLE_WINDOW, Explored, assess, recommended
 from functions.agentconnect.selection import target_key
-from functions.outcomes.estimators import Logged
+from functions.loop.estimators import Logged
 from tests.agentconnect.conftest import DEFAULT, selection_with
 
 pytestmark = pytest.mark.pure

@@ -15,7 +15,7 @@ from playwright.sync_api import Locator, expect
 
 from cli import local_model
 from cli.console import CONTENT_SECURITY_POLICY
-from functions.outcomes.trials import ArmCounts, arm_of, needed
+from functions.loop.randomization import ArmCounts, arm_of, needed
 from shared import auth
 from shared.clients import db
 from shared.retention import utcnow

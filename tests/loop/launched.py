@@ -22,7 +22,7 @@ from cli import launch
 from cli.anthropic_stand_in import AnthropicTestServer
 from cli.gemini_stand_in import GeminiTestServer, Recorded, Reply
 from cli.openai_stand_in import OpenAITestServer
-from functions.outcomes.trials import arm_of
+from functions.loop.randomization import arm_of
 from tests.agentconnect.conftest import AGENT, FIRST, selection_with
 from tests.agents import claude, codex, gemini
 from tests.api import document, wait_for

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cli.gemini_stand_in import Recorded, Reply
-from functions.outcomes.trials import unit_hash
+from functions.loop.randomization import unit_hash
 from tests.agentconnect.conftest import DEFAULT, Connect, selection_with
 from tests.api import Configure, assert_conforms, wait_for
 from tests.psychologist.conftest import CAPABILITY as PSYCHOLOGIST

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist.patterns import store as patterns_store
 from shared.clients import db
 from tests.agentconnect.conftest import AGENT, DEFAULT

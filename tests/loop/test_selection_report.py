@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.outcomes.trials import unit_hash
+from functions.loop.randomization import unit_hash
 from shared.clients import db
 from shared.validation import issues_for
 from tests.agentconnect.conftest import DEFAULT, selection_with

@@ -7,8 +7,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.trials import ArmCounts, arm_of, needed, verdict_of
+from functions.loop import store as outcome_store
+from functions.loop.randomization import ArmCounts, arm_of, needed, verdict_of
 from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.api import document

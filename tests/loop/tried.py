@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from shared.clients import db
 from tests.agentconnect.conftest import AGENT
 from tests.api import assert_conforms, wait_for

@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks.counting import CallCounter
 from cli.gemini_stand_in import Reply
-from functions.outcomes.estimators import rounded
-from functions.outcomes.safe import Table, confidence_sequence
+from functions.loop.estimators import rounded
+from functions.loop.safe import Table, confidence_sequence
 from functions.psychologist.effects import EFFECT_MIN_SESSIONS, METHOD, compare
 from shared.validation import issues_for
 from tests.psychologist.conftest import Log, Psychologist, hypothesis

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.documents import AnalysisTrigger
 from functions.psychologist.telemetry.endings import new_analysis

@@ -13,7 +13,7 @@ import pytest
 
 from cli.gemini_stand_in import PATTERN_LABEL, Recorded, Reply, psychologist_summary
 from cli.meaning import FAILURE_FAMILIES
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist import store
 from functions.psychologist.patterns import store as patterns_store
 from tests.api import Configure, wait_for

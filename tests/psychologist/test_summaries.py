@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cli.gemini_stand_in import PSYCHOLOGIST_SUMMARY, Recorded, Reply
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist.prompts import FIRST_SHOWN, LAST_SHOWN
 from shared.config import SUMMARY_MODEL
 from shared.models import DEFAULT_MODEL

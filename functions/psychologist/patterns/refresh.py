@@ -20,7 +20,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 from google.cloud.firestore_v1.vector import Vector
 
-from functions.outcomes import store as outcome_store
+from functions.loop import store as outcome_store
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import Group, cosine_distance, groups
@@ -414,7 +414,7 @@ def member_record(
     project_id: str, summary: Summary, pattern_id: str | None
 ) -> tuple[firestore.DocumentReference, dict[str, Any]]:
     """The session's pattern as its outcome record keeps it, so that a pattern's trial
-    counts its arms' members by aggregation (`functions.outcomes.arms`). Merged with the
+    counts its arms' members by aggregation (`functions.loop.arms`). Merged with the
     record's own expiry (its end plus the retention, as both halves set it), so that a
     record missing for any reason is not left behind forever."""
     kept = timedelta(days=settings().psychologist_hypothesis_retention_days)

@@ -17,11 +17,11 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.arms import after_adoption, arm_counts, randomized
-from functions.outcomes.documents import Trial
-from functions.outcomes.estimators import Share, wilson
-from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
+from functions.loop import store as outcome_store
+from functions.loop.arms import after_adoption, arm_counts, randomized
+from functions.loop.documents import Trial
+from functions.loop.estimators import Share, wilson
+from functions.loop.randomization import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.lifecycle import COMPLETED, new_refresh
@@ -254,7 +254,7 @@ def get_pattern(call: Call) -> Reply:
 
 def _trial_read(project_id: str, trial_id: str | None) -> dict[str, Any] | None:
     """The pattern's latest trial and the pattern's own rate per arm in it, with the
-    trial's interval and verdict (`functions.outcomes.arms`)."""
+    trial's interval and verdict (`functions.loop.arms`)."""
     trial = read_as(outcome_store.trial_ref(project_id, trial_id), Trial) if trial_id else None
     if trial is None:
         return None

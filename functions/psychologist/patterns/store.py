@@ -11,20 +11,15 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
+# A pattern's path and its resolved status are the loop's too (it resolves a pattern whose
+# trial reads improved): defined there, named here with the rest of the map.
+from functions.loop.subjects import RESOLVED as RESOLVED  # noqa: PLC0414
+from functions.loop.subjects import pattern_ref as pattern_ref  # noqa: PLC0414
+from functions.loop.subjects import patterns as patterns  # noqa: PLC0414
 from shared.store import collection, document
 
 PROJECTS = "projects"
-RESOLVED = "resolved"
-"""A pattern's status once a randomised trial of its suggestion read `improved`."""
 REFRESHES = "pattern_refreshes"
-
-
-def patterns(project_id: str) -> firestore.CollectionReference:
-    return collection(PROJECTS, project_id, "patterns")
-
-
-def pattern_ref(project_id: str, pattern_id: str) -> firestore.DocumentReference:
-    return document(PROJECTS, project_id, "patterns", pattern_id)
 
 
 def refresh_ref(project_id: str, refresh_id: str) -> firestore.DocumentReference:

@@ -11,11 +11,10 @@ from typing import Any
 
 from google.cloud.firestore_v1 import FieldFilter
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.documents import GENERIC_KINDS, SIGNAL_KINDS, Arm, Trial
-from functions.outcomes.estimators import share_of
-from functions.outcomes.safe import ALPHA, HARM, Table, harm_found
-from functions.outcomes.trials import (
+from functions.loop import store as outcome_store
+from functions.loop.documents import GENERIC_KINDS, SIGNAL_KINDS, Arm, Trial
+from functions.loop.estimators import share_of
+from functions.loop.randomization import (
     MIN_PER_ARM,
     SRM_ALPHA,
     WITHHELD,
@@ -24,6 +23,7 @@ from functions.outcomes.trials import (
     sample_ratio_mismatch,
     verdict_of,
 )
+from functions.loop.safe import ALPHA, HARM, Table, harm_found
 from shared.store import counted
 
 PATTERN_BASIS = "pattern"

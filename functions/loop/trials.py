@@ -1,67 +1,43 @@
 """Randomised trials of an accepted hypothesis's or pattern's suggestion: started and
-stopped by an admin, assigned by AgentConnect at each session's start, read with their
-arms' counts and verdict (`functions.outcomes.arms`), watched by the sweep (the guardrail,
-`autoAdopt`), and adopted into the agent's standing instructions.
+stopped by an admin, assigned at each session's start (`randomization.assignments`), read
+with their arms' counts and verdict (`arms`), watched by the sweep (the guardrail,
+`autoAdopt`), and adopted into the agent's standing instructions (`instructions`).
 
-A trial is `projects/{p}/trials/{t}`; while it runs, the hypothesis or pattern names it
-(`running_trial`, so only one runs at a time) and the AgentConnect agent carries what a
-session start needs of it (`running_trials.{t}`), written here in the same commit. Its
-arms are counted over the outcome records of the project, where each session's arm is
-stored with its choice (`selection.trial_arms`): assigned, joined (its log ended), lost,
-abnormal ends and each signal kind."""
+A trial is `projects/{p}/trials/{t}`; while it runs, its subject (`subjects`) names it, so
+only one runs at a time, and the AgentConnect agent carries what a session start needs of
+it (`running_trials.{t}`), written here in the same commit. Its arms are counted over the
+outcome records of the project, where each session's arm is stored with its choice
+(`selection.trial_arms`): assigned, joined (its log ended), lost, abnormal ends and each
+signal kind. What an API knows of its own documents (a hypothesis's status, a pattern's
+label) it hands in as a `Tried`; who may ask is its entry point's to check."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from google.api_core import exceptions
 from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
+from typing_extensions import TypedDict
 
-from functions.outcomes import store as outcome_store
-from functions.outcomes.arms import after_adoption, arm_counts, randomized
-from functions.outcomes.documents import (
-    GENERIC_KINDS,
-    RunningTrial,
-    StopCause,
-    Trial,
-    TrialOrigin,
-    TrialStatus,
-)
-from functions.outcomes.instructions import (
-    MAX_CHARS,
-    Change,
-    next_version,
-    version_ref,
-    with_suggestion,
-)
-from functions.outcomes.trials import DEFAULT_MEANINGFUL_RATIO
-from functions.psychologist import store
-from functions.psychologist.documents import Hypothesis, HypothesisStatus
-from functions.psychologist.patterns import store as patterns_store
-from functions.psychologist.patterns.store import RESOLVED
-from functions.psychologist.requests import (
-    PatternDecisionParams,
-    PatternTrialParams,
-    TrialAdoptRequest,
-    TrialParams,
-    TrialsParams,
-    TrialStartRequest,
-    TrialStopRequest,
-)
-from shared import auth, logs
+from functions.loop import store as outcome_store
+from functions.loop.arms import after_adoption, arm_counts, randomized
+from functions.loop.documents import RunningTrial, StopCause, Trial, TrialOrigin, TrialStatus
+from functions.loop.instructions import MAX_CHARS, Change, add_version, with_suggestion
+from functions.loop.randomization import DEFAULT_MEANINGFUL_RATIO
+from functions.loop.subjects import RUNNING, resolved_by, subject_ref
+from shared import logs
 from shared.clients import db
-from shared.errors import ApiError, ErrorCode, conflict, not_found
-from shared.http import Call, Reply
+from shared.errors import ApiError, conflict, not_found
 from shared.ids import new_ulid
 from shared.retention import iso, utcnow
 from shared.store import (
     Snapshot,
     commit_if_unchanged,
     data_as,
-    live_as,
     read_all,
     read_as,
     read_fields,
@@ -70,19 +46,18 @@ from shared.store import (
 )
 
 DEFAULT_SHARE = 0.5
-RUNNING = "running_trial"
 
 
-def _check_org_admin(call: Call, org_id: str) -> None:
-    principal = call.principal
-    if principal.tenants is not None and org_id not in principal.tenants:
-        raise ApiError(ErrorCode.FORBIDDEN, "The token is not selected for this org.")
-    auth.check_membership(db(), principal, kind="org", tenant_id=org_id, role="admin")
+class Naming(TypedDict, total=False):
+    """The trial's fields naming what it tries (and, for a hypothesis, what calibration
+    counts of it)."""
 
-
-def specific_kinds(hypothesis: Hypothesis) -> list[str]:
-    """The signal kinds the hypothesis stands on, less those every abnormal end shows."""
-    return [k for k in hypothesis.get("signal_kinds", []) if k not in GENERIC_KINDS]
+    hypothesis_id: str | None
+    pattern_id: str | None
+    agenteAlvo: str
+    confiancaPercent: float
+    createdAt: datetime
+    signal_kinds: list[str]
 
 
 @dataclass(frozen=True)
@@ -92,106 +67,59 @@ class Tried:
     agent: str
     """The agent name its sessions are logged under."""
     sugestao: str
-    fields: dict[str, Any]
-    """The trial's fields naming it (and, for a hypothesis, what calibration counts)."""
+    fields: Naming
     latest: str
     """The subject's field naming its latest trial."""
 
-
-def _from_hypothesis(snapshot: Snapshot) -> Tried:
-    hypothesis = live_as(snapshot, Hypothesis, "The hypothesis")
-    if hypothesis["status"] != HypothesisStatus.ACCEPTED:
-        raise conflict(f"The hypothesis is {hypothesis['status']}: only an accepted one is tried.")
-    return Tried(
-        hypothesis["agenteAlvo"],
-        hypothesis["sugestao"],
-        {
-            "hypothesis_id": hypothesis["id"],
-            "pattern_id": None,
-            "agenteAlvo": hypothesis["agenteAlvo"],
-            "confiancaPercent": hypothesis["confiancaPercent"],
-            "createdAt": hypothesis["createdAt"],
-            "signal_kinds": hypothesis.get("signal_kinds", []),
-        },
-        "last_trial",
-    )
+    @property
+    def kind(self) -> str:
+        return "pattern" if self.fields.get("pattern_id") else "hypothesis"
 
 
-def _from_pattern(snapshot: Snapshot) -> Tried:
-    pattern = snapshot.to_dict() if snapshot.exists else None
-    if not pattern or not pattern.get("first_seen"):
-        raise not_found("The pattern")
-    if pattern.get("merged_into"):
-        raise conflict(f"The pattern was merged into {pattern['merged_into']}: try that one.")
-    if pattern.get("status") != "accepted":
-        raise conflict(f"The pattern is {pattern.get('status')}: only an accepted one is tried.")
-    if not pattern.get("sugestao"):
-        raise conflict("The pattern has no suggestion (its label was refused): none to try.")
-    return Tried(
-        pattern["agent"],
-        pattern["sugestao"],
-        {
-            "hypothesis_id": None,
-            "pattern_id": snapshot.id,
-            "agenteAlvo": pattern["agent"],
-            "signal_kinds": [],
-        },
-        "trial_id",
-    )
+@dataclass(frozen=True)
+class Start:
+    """What a person starting a trial asks for."""
+
+    org_id: str
+    agent_id: str
+    by: str
+    share: float = DEFAULT_SHARE
+    max_sessions: int | None = None
+    auto_adopt: bool = False
 
 
-def start_trial(call: Call) -> Reply:
-    """Start a trial on an accepted hypothesis."""
-    params = call.params_as(TrialsParams)
-    ref = store.hypotheses(params["projectId"]).document(params["hypothesisId"])
-    return _start(call, params["projectId"], ref, _from_hypothesis)
-
-
-def start_pattern_trial(call: Call) -> Reply:
-    """Start a trial on an accepted pattern's suggestion: judged on the pattern's own rate
-    per arm."""
-    params = call.params_as(PatternDecisionParams)
-    ref = patterns_store.pattern_ref(params["projectId"], params["patternId"])
-    return _start(call, params["projectId"], ref, _from_pattern)
-
-
-def _start(
-    call: Call,
+def start(
     project_id: str,
-    subject_ref: firestore.DocumentReference,
+    subject: firestore.DocumentReference,
     tried_of: Callable[[Snapshot], Tried],
-) -> Reply:
+    asked: Start,
+) -> Trial:
     """A trial for one AgentConnect agent whose sessions are logged in this project under
     the subject's agent. One commit, conditioned on the subject and the agent as read: a
     second start racing it finds the first's trial and answers 409."""
-    body = call.body_as(TrialStartRequest)
-    org_id, agent_id = body["orgId"], body["agentId"]
-    _check_org_admin(call, org_id)
-    agent_ref = outcome_store.connect_agent_ref(org_id, agent_id)
+    agent_ref = outcome_store.connect_agent_ref(asked.org_id, asked.agent_id)
 
-    def plan(batch: firestore.WriteBatch) -> Reply:
-        snapshots = read_all([subject_ref, agent_ref])
-        found = snapshots[subject_ref.path]
+    def plan(batch: firestore.WriteBatch) -> Trial:
+        snapshots = read_all([subject, agent_ref])
+        found = snapshots[subject.path]
         tried = tried_of(found)
         running = (found.to_dict() or {}).get(RUNNING)
         if running:
-            raise conflict(f"Trial {running} of this {_kind(tried)} is running: stop it first.")
-        agent = read_fields(snapshots[agent_ref.path]) or {}
-        _check_linked(agent, project_id, tried.agent)
-        now = utcnow()
+            raise conflict(f"Trial {running} of this {tried.kind} is running: stop it first.")
+        _check_linked(read_fields(snapshots[agent_ref.path]) or {}, project_id, tried.agent)
         trial: Trial = {
             "id": new_ulid(),
             "project_id": project_id,
-            "org_id": org_id,
-            "agent_id": agent_id,
-            "share": body.get("share", DEFAULT_SHARE),
-            "max_sessions": body.get("maxSessions"),
+            "org_id": asked.org_id,
+            "agent_id": asked.agent_id,
+            "share": asked.share,
+            "max_sessions": asked.max_sessions,
             "status": TrialStatus.RUNNING,
-            "started_at": now,
-            "started_by": call.principal.user_id,
+            "started_at": utcnow(),
+            "started_by": asked.by,
             "stopped_at": None,
             "sugestao": tried.sugestao,
-            "auto_adopt": body.get("autoAdopt", False),
+            "auto_adopt": asked.auto_adopt,
             "adopted_as": None,
             "verdict": None,
             **tried.fields,  # type: ignore[typeddict-item]
@@ -207,19 +135,15 @@ def _start(
         }
         started = {RUNNING: trial["id"], tried.latest: trial["id"]}
         batch.create(outcome_store.trial_ref(project_id, trial["id"]), writable(trial))
-        batch.update(subject_ref, started, option=unchanged_since(found))
+        batch.update(subject, started, option=unchanged_since(found))
         batch.update(
             agent_ref,
             {f"running_trials.{trial['id']}": writable(running_trial)},
             option=unchanged_since(snapshots[agent_ref.path]),
         )
-        return Reply(trial_view(trial), status=201)
+        return trial
 
     return commit_if_unchanged(plan)
-
-
-def _kind(tried: Tried) -> str:
-    return "pattern" if tried.fields.get("pattern_id") else "hypothesis"
 
 
 def _check_linked(agent: dict[str, Any], project_id: str, logged_as: str) -> None:
@@ -236,25 +160,21 @@ def _check_linked(agent: dict[str, Any], project_id: str, logged_as: str) -> Non
         )
 
 
-def _trial(params: TrialParams | PatternTrialParams) -> Trial:
-    trial = read_as(outcome_store.trial_ref(params["projectId"], params["trialId"]), Trial)
+def trial_of(
+    project_id: str, trial_id: str, hypothesis_id: str | None, pattern_id: str | None
+) -> Trial:
+    """The trial, when it tries the hypothesis or pattern named (404 otherwise)."""
+    trial = read_as(outcome_store.trial_ref(project_id, trial_id), Trial)
     if trial is None:
         raise not_found("The trial")
     named = (
-        trial["hypothesis_id"] == params.get("hypothesisId")
-        if "hypothesisId" in params
-        else trial.get("pattern_id") == params.get("patternId")
+        trial["hypothesis_id"] == hypothesis_id
+        if hypothesis_id is not None
+        else trial.get("pattern_id") == pattern_id
     )
     if not named:
         raise not_found("The trial")
     return trial
-
-
-def _subject_ref(trial: Trial) -> firestore.DocumentReference:
-    pattern_id = trial.get("pattern_id")
-    if pattern_id:
-        return patterns_store.pattern_ref(trial["project_id"], pattern_id)
-    return store.hypotheses(trial["project_id"]).document(trial["hypothesis_id"] or "")
 
 
 def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -288,36 +208,6 @@ def read_of(trial: Trial) -> dict[str, Any]:
     return randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
 
 
-def get_trial(call: Call) -> Reply:
-    trial = _trial(call.params_as(TrialParams))
-    return Reply(trial_view(trial, read_of(trial)))
-
-
-def get_pattern_trial(call: Call) -> Reply:
-    trial = _trial(call.params_as(PatternTrialParams))
-    return Reply(trial_view(trial, read_of(trial)))
-
-
-def stop_trial(call: Call) -> Reply:
-    return _stop_asked(call, _trial(call.params_as(TrialParams)))
-
-
-def stop_pattern_trial(call: Call) -> Reply:
-    return _stop_asked(call, _trial(call.params_as(PatternTrialParams)))
-
-
-def _stop_asked(call: Call, trial: Trial) -> Reply:
-    """End assignment: the agent's start no longer sees the trial and its subject may be
-    tried again. The verdict as it stands is kept with the trial, for calibration; the
-    counts stay readable. Stopping a stopped trial answers it as it is."""
-    body = call.body_as(TrialStopRequest)
-    if trial["status"] == TrialStatus.STOPPED:
-        return Reply(trial_view(trial))
-    read = read_of(trial)
-    stopped = stop(trial, read, call.principal.user_id, body.get("reason"))
-    return Reply(trial_view(stopped, read))
-
-
 def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Trial:
     """Stop a running trial with its verdict as read; a pattern's trial that read
     `improved` resolves its pattern."""
@@ -331,7 +221,9 @@ def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Tri
     }
     batch = db().batch()
     batch.update(outcome_store.trial_ref(trial["project_id"], trial["id"]), changes)
-    batch.update(_subject_ref(trial), {RUNNING: firestore.DELETE_FIELD, **_resolved(trial, read)})
+    batch.update(
+        subject_ref(trial), {RUNNING: firestore.DELETE_FIELD, **resolved_by(trial, read["verdict"])}
+    )
     batch.set(
         outcome_store.connect_agent_ref(trial["org_id"], trial["agent_id"]),
         {"running_trials": {trial["id"]: firestore.DELETE_FIELD}},
@@ -340,29 +232,6 @@ def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Tri
     batch.commit()
     stopped: Trial = {**trial, **changes}  # type: ignore[typeddict-item]
     return stopped
-
-
-def _resolved(trial: Trial, read: dict[str, Any]) -> dict[str, Any]:
-    """A pattern's changes when its trial reads `improved`: resolved by a randomised
-    result, and only by one."""
-    if trial.get("pattern_id") and read["verdict"] == "improved":
-        return {"status": RESOLVED, "resolved_by": trial["id"]}
-    return {}
-
-
-def adopt_trial(call: Call) -> Reply:
-    return _adopt_asked(call, _trial(call.params_as(TrialParams)))
-
-
-def adopt_pattern_trial(call: Call) -> Reply:
-    return _adopt_asked(call, _trial(call.params_as(PatternTrialParams)))
-
-
-def _adopt_asked(call: Call, trial: Trial) -> Reply:
-    reason = call.body_as(TrialAdoptRequest).get("reason")
-    _check_org_admin(call, trial["org_id"])
-    read = read_of(trial)
-    return Reply(trial_view(adopt(trial, read, call.principal.user_id, reason), read))
 
 
 def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None) -> Trial:
@@ -385,26 +254,24 @@ def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None
         current_trial = data_as(snapshots[trial_ref.path], Trial) or trial
         if current_trial.get("adopted_as") is not None:
             return current_trial
-        current = (read_fields(snapshots[agent_ref.path]) or {}).get("instructions")
+        agent = snapshots[agent_ref.path]
+        current = (read_fields(agent) or {}).get("instructions")
         text = with_suggestion(current, current_trial.get("sugestao", ""))
         if len(text) > MAX_CHARS:
             raise conflict(
                 f"The instructions with the suggestion would hold {len(text):,} characters, "
                 f"over the {MAX_CHARS:,} limit: shorten them (PUT .../instructions) first."
             )
-        stored = next_version(current, _adopted(current_trial, text, by, reason))
         running = current_trial["status"] == TrialStatus.RUNNING
-        agent_changes: dict[str, Any] = {"instructions": writable(stored)}
-        if running:
-            agent_changes[f"running_trials.{trial['id']}"] = firestore.DELETE_FIELD
-        batch.create(version_ref(agent_ref, stored), writable(stored))
-        batch.update(agent_ref, agent_changes, option=unchanged_since(snapshots[agent_ref.path]))
+        stopped = {f"running_trials.{trial['id']}": firestore.DELETE_FIELD} if running else {}
+        change = _adopted(current_trial, text, by, reason)
+        stored = add_version(batch, agent_ref, current, change, also=stopped, read=agent)
         changes = _adoption(stored["version"], read["verdict"], by, running)
         batch.update(trial_ref, changes, option=unchanged_since(snapshots[trial_ref.path]))
-        subject = {RUNNING: firestore.DELETE_FIELD} if running else {}
-        subject |= _resolved(current_trial, read)
+        subject: dict[str, Any] = {RUNNING: firestore.DELETE_FIELD} if running else {}
+        subject |= resolved_by(current_trial, read["verdict"])
         if subject:
-            batch.update(_subject_ref(current_trial), subject)
+            batch.update(subject_ref(current_trial), subject)
         adopted: Trial = {**current_trial, **changes}  # type: ignore[typeddict-item]
         return adopted
 
@@ -482,11 +349,11 @@ def _act_on(trial: Trial, read: dict[str, Any]) -> str | None:
             logs.warning("A trial could not adopt itself", trial=trial["id"], cause=refused.message)
             return None
         return "adopted"
-    resolved = _resolved(trial, read)
+    resolved = resolved_by(trial, verdict)
     if not resolved or trial.get("resolved"):
         return None
     batch = db().batch()
-    batch.update(_subject_ref(trial), resolved)
+    batch.update(subject_ref(trial), resolved)
     batch.update(outcome_store.trial_ref(trial["project_id"], trial["id"]), {"resolved": True})
     batch.commit()
     return "resolved"

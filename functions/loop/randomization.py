@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from functions.outcomes.documents import Arm, RunningTrial
-from functions.outcomes.estimators import rounded, wilson_bounds
-from functions.outcomes.safe import (
+from functions.loop.documents import Arm, RunningTrial
+from functions.loop.estimators import rounded, wilson_bounds
+from functions.loop.safe import (
     EITHER_WAY,
     HELP_AND_HARM,
     Shifts,

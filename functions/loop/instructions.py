@@ -5,13 +5,15 @@ anyway, so serving it costs no read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from google.cloud import firestore
 
-from functions.outcomes.documents import StoredInstructions, TrialOrigin
+from functions.loop.documents import StoredInstructions, TrialOrigin
 from shared.retention import utcnow
-from shared.store import collection, document, writable
+from shared.store import collection, document, unchanged_since, writable
 
 MAX_CHARS = 8000
 """The request schema's `maxLength` too: a runtime reads its instructions on every turn,
@@ -63,15 +65,24 @@ def version_ref(
 
 
 def add_version(
-    transaction: firestore.Transaction,
+    writer: firestore.Transaction | firestore.WriteBatch,
     agent: firestore.DocumentReference,
     current: StoredInstructions | None,
     change: Change,
+    *,
+    also: Mapping[str, Any] | None = None,
+    read: firestore.DocumentSnapshot[Any] | None = None,
 ) -> StoredInstructions:
-    """Write the version after `current` (read in `transaction` by the caller) and make it
-    the agent's current one. Creating the version's document is what two writers at once
-    cannot both do: one of them retries and makes the next."""
+    """Write the version after `current` (read by the caller in the same transaction or
+    conditional commit) and make it the agent's current one, with `also`'s other changes
+    to the agent document; given the agent as `read`, only if it is unchanged since.
+    Creating the version's document is what two writers at once cannot both do: one of
+    them retries and makes the next. The only writer of an agent's instructions."""
     stored = next_version(current, change)
-    transaction.create(version_ref(agent, stored), writable(stored))
-    transaction.set(agent, {"instructions": writable(stored)}, merge=True)
+    writer.create(version_ref(agent, stored), writable(stored))
+    changes = {"instructions": writable(stored), **(also or {})}
+    if read is None:
+        writer.set(agent, changes, merge=True)
+    else:
+        writer.update(agent, changes, option=unchanged_since(read))
     return stored
