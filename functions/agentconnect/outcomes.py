@@ -10,10 +10,10 @@ from google.cloud import firestore
 
 from functions.agentconnect.documents import AgentSession, Answer, Drawn, Summary
 from functions.agentconnect.selection import FALLBACK_ROUTE, target_key
-from functions.loop import store as outcome_store
+from functions.loop import outcomes as outcome_records
 from functions.loop.documents import ChoiceRecord
+from functions.loop.outcomes import Merge
 from shared.instance import settings
-from shared.store import Changes
 
 UNDRAWN: Drawn = {"explored": False, "share": 0.0, "propensity": 1.0, "candidates": 1}
 """A target no rule or draw chose (a fallback): given for certain."""
@@ -28,19 +28,13 @@ class Chosen:
     drawable: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Recorded:
-    ref: firestore.DocumentReference
-    changes: Changes
-
-
 def recorded(
     agent: firestore.DocumentReference,
     session_id: str,
     session: AgentSession,
     summary: Summary,
     chosen: Chosen,
-) -> Recorded | None:
+) -> Merge | None:
     """The merge of the choice into the outcome record, when the session started with a
     link (`agent` is `orgs/{o}/agents/{a}`)."""
     link = session.get("outcome_source")
@@ -65,10 +59,5 @@ def recorded(
         "instructions_version": session.get("instructions_version"),
     }
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
-    ref = outcome_store.outcome_ref(link["project_id"], session_id, link["agent"])
-    changes = {
-        outcome_store.SELECTION: choice,
-        "session_id": session_id,
-        "expires_at": summary["at"] + retention,
-    }
-    return Recorded(ref, changes)
+    expires_at = summary["at"] + retention
+    return outcome_records.chosen(link["project_id"], session_id, link["agent"], choice, expires_at)

@@ -42,6 +42,7 @@ from functions.agentconnect.views import (
     outcome_source_view,
     selection_view,
 )
+from functions.loop import outcomes as outcome_records
 from functions.loop.documents import StoredInstructions
 from functions.loop.randomization import Assignment, assignments
 from shared import auth, jobs, logs
@@ -297,7 +298,7 @@ def start_session(call: Call) -> Reply:
             frozen = as_stored(decided.evaluation, Summary)
             record = recorded(agent, session_id, decided.session, frozen, Chosen())
             if record is not None:
-                batch.set(record.ref, record.changes, merge=True)
+                outcome_records.merge(batch, record)
         reply = {
             "sessionId": session_id,
             "seq": decided.seq,

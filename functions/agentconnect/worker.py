@@ -38,7 +38,7 @@ from functions.agentconnect.documents import (
     TokenCounts,
 )
 from functions.agentconnect.lifecycle import LIFECYCLE, fallback_summary
-from functions.agentconnect.outcomes import UNDRAWN, Chosen, Recorded, recorded
+from functions.agentconnect.outcomes import UNDRAWN, Chosen, recorded
 from functions.agentconnect.probability import value_probability
 from functions.agentconnect.prompts import SYSTEM, build_prompt
 from functions.agentconnect.selection import (
@@ -55,6 +55,8 @@ from functions.agentconnect.selection import (
     target_key,
     target_of,
 )
+from functions.loop import outcomes as outcome_records
+from functions.loop.outcomes import Merge
 from shared import jobs, logs
 from shared.budgets import clip_utf8
 from shared.codes import ProviderFailure
@@ -99,7 +101,7 @@ class Evaluating:
 
 def recorded_by(
     claimed: Claim, evaluating: Evaluating, summary: Summary, decision: ChainDecision | None
-) -> Recorded | None:
+) -> Merge | None:
     """The choice's outcome record merge; a failed evaluation (no decision) records its
     fallback."""
     chosen = Chosen()
@@ -118,7 +120,7 @@ class Frozen:
     steps: int
     summary: Summary
     details: Details | None
-    record: Recorded | None = None
+    record: Merge | None = None
     """The choice, for the outcome record the session's link names."""
 
 
@@ -395,7 +397,7 @@ def freeze(claimed: Claim, frozen: Frozen) -> Settled:
         if frozen.details is not None:
             transaction.set(details_ref, writable(frozen.details))
         if frozen.record is not None:
-            transaction.set(frozen.record.ref, frozen.record.changes, merge=True)
+            outcome_records.merge(transaction, frozen.record)
         return EvaluationStatus.FROZEN
 
     def count_tokens(transaction: firestore.Transaction) -> None:

@@ -1,6 +1,8 @@
-"""What an outcome record holds beside the Psychologist's half (its `Outcome` type): the
-choice AgentConnect froze for the session, merged under `selection`. No user or model
-text: ids, the target, which rule held and each step's answer value and probability.
+"""The loop's documents: an outcome record (`OutcomeRecord`: how the session ended, the
+Psychologist's `Outcome`; the choice AgentConnect froze for it, `ChoiceRecord` under
+`selection`; the pattern it joined), a trial and what a session start needs of it, and an
+instructions version. No user or model text in an outcome record: ids, the target, which
+rule held, each step's answer value and probability, counts and costs.
 
 No `from __future__ import annotations` here, as in the APIs' documents modules."""
 
@@ -147,3 +149,74 @@ class StoredInstructions(TypedDict):
     """Set when a trial's suggestion was adopted; None for a person's edit or a rollback."""
     rolled_back_from: int | None
     """The version whose text a rollback took again; None otherwise."""
+
+
+class Spent(TypedDict):
+    """What a session's telemetry says it spent, as its outcome records keep it: totals and
+    their squares, which the selection report sums into a mean and its interval."""
+
+    usage_reported: int
+    """1 when the session's telemetry reported its tokens (then the four below are set)."""
+    tokens: NotRequired[int]
+    """The session's input and output tokens (cached input included), as its telemetry
+    reported them (`sessions.usage`, else `metered`)."""
+    tokens_sq: NotRequired[float]
+    tokens_cu: NotRequired[float]
+    tokens_positive: NotRequired[float]
+    """1 when `tokens` is above 0; then `log_tokens` and its square are set."""
+    log_tokens: NotRequired[float]
+    log_tokens_sq: NotRequired[float]
+    cost_reported: NotRequired[int]
+    """1 when the telemetry also reported a cost (then the cost fields are set): a cost
+    never reported is missing, never $0, and leaves the mean cost."""
+    cost_usd: NotRequired[float]
+    cost_usd_sq: NotRequired[float]
+    cost_usd_cu: NotRequired[float]
+    cost_usd_positive: NotRequired[float]
+    log_cost_usd: NotRequired[float]
+    log_cost_usd_sq: NotRequired[float]
+
+
+class Outcome(Spent):
+    """The Psychologist's half of an outcome record: what one agent's part of an ended
+    session came to, kept as long as hypotheses (the log is gone after a day), with no user
+    or model text: how the session ended and why, the agent's event count, its signals by
+    kind, the analysis and the hypotheses about the agent it produced."""
+
+    project_id: str
+    session_id: str
+    agent: str
+    ended_as: str
+    """The session's state at its end: `closed` or `closed_abnormally`."""
+    cause: str | None
+    ended_at: datetime | None
+    event_count: int
+    signals: dict[str, int]
+    """How many signals of each kind (`task_reopened`, `tool_error_repeated`,
+    `last_events_before_abnormal_end`) the agent's events show."""
+    signal_kinds: list[str]
+    """The kinds the agent's signals are of: what an effect's count of the sessions that
+    show any cited kind filters on (`array-contains-any`)."""
+    abnormal_end: int
+    """1 when the session ended abnormally, else 0."""
+    analysis_id: str
+    """The latest analysis of the session."""
+    hypothesis_ids: NotRequired[list[str]]
+    """The hypotheses about the agent that any analysis of the session produced (absent
+    while there are none)."""
+    model_versions: NotRequired[list[str]]
+    """The Gemini model versions that answered those analyses: the hypotheses' provenance
+    (absent while no model answered)."""
+    analysed_at: datetime
+    expires_at: datetime
+
+
+class OutcomeRecord(Outcome, total=False):
+    """`projects/{p}/outcomes/{s}-{a}`, whole, as read once its session has ended: each
+    half lands on its own, in either order (`outcomes.py` merges them), and until the
+    Psychologist's does, the record holds `selection` (and `session_id`, `expires_at`)
+    alone, which the reads that count ended sessions filter out by `ended_as`."""
+
+    selection: ChoiceRecord
+    pattern_id: str | None
+    """The pattern the session's summary joined (None outside every pattern)."""

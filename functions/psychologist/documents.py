@@ -248,65 +248,6 @@ class Analysis(TypedDict):
     hypothesis_ids: NotRequired[list[str]]
 
 
-class Spent(TypedDict):
-    """What a session's telemetry says it spent, as its outcome records keep it: totals and
-    their squares, which the selection report sums into a mean and its interval."""
-
-    usage_reported: int
-    """1 when the session's telemetry reported its tokens (then the four below are set)."""
-    tokens: NotRequired[int]
-    """The session's input and output tokens (cached input included), as its telemetry
-    reported them (`sessions.usage`, else `metered`)."""
-    tokens_sq: NotRequired[float]
-    tokens_cu: NotRequired[float]
-    tokens_positive: NotRequired[float]
-    """1 when `tokens` is above 0; then `log_tokens` and its square are set."""
-    log_tokens: NotRequired[float]
-    log_tokens_sq: NotRequired[float]
-    cost_reported: NotRequired[int]
-    """1 when the telemetry also reported a cost (then the cost fields are set): a cost
-    never reported is missing, never $0, and leaves the mean cost."""
-    cost_usd: NotRequired[float]
-    cost_usd_sq: NotRequired[float]
-    cost_usd_cu: NotRequired[float]
-    cost_usd_positive: NotRequired[float]
-    log_cost_usd: NotRequired[float]
-    log_cost_usd_sq: NotRequired[float]
-
-
-class Outcome(Spent):
-    """`projects/{p}/outcomes/{session}-{agent hash}`: what one agent's part of an ended
-    session came to, kept as long as hypotheses (the log is gone after a day), with no user
-    or model text: how the session ended and why, the agent's event count, its signals by
-    kind, the analysis and the hypotheses about the agent it produced."""
-
-    project_id: str
-    session_id: str
-    agent: str
-    ended_as: SessionState
-    cause: str | None
-    ended_at: datetime | None
-    event_count: int
-    signals: dict[str, int]
-    """How many signals of each kind (`task_reopened`, `tool_error_repeated`,
-    `last_events_before_abnormal_end`) the agent's events show."""
-    signal_kinds: list[str]
-    """The kinds the agent's signals are of: what an effect's count of the sessions that
-    show any cited kind filters on (`array-contains-any`)."""
-    abnormal_end: int
-    """1 when the session ended abnormally, else 0."""
-    analysis_id: str
-    """The latest analysis of the session."""
-    hypothesis_ids: NotRequired[list[str]]
-    """The hypotheses about the agent that any analysis of the session produced (absent
-    while there are none)."""
-    model_versions: NotRequired[list[str]]
-    """The Gemini model versions that answered those analyses: the hypotheses' provenance
-    (absent while no model answered)."""
-    analysed_at: datetime
-    expires_at: datetime
-
-
 class TerminationFinding(TypedDict):
     analise: str
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from google.cloud import firestore
 
-from functions.loop import store as outcome_store
+from functions.loop import outcomes as outcome_records
+from functions.loop.documents import Outcome, Spent
 from functions.psychologist import store
 from functions.psychologist.checks import (
     CheckedSummary,
@@ -49,12 +50,10 @@ from functions.psychologist.documents import (
     ModelCallRecord,
     ModelOutput,
     NotSummarised,
-    Outcome,
     Rejected,
     Session,
     SessionState,
     Signal,
-    Spent,
     Summary,
     SummaryFinding,
     SummarySource,
@@ -733,19 +732,6 @@ def spent(session: Session) -> Spent:
     return found
 
 
-def outcome_changes(outcome: Outcome) -> Changes:
-    """An outcome as merged into the record: each analysis of the session adds its
-    hypotheses and model versions to those of the analyses before it (a normal end's
-    count of the log and a member's analysis of it may settle in either order)."""
-    lists = ("hypothesis_ids", "model_versions")
-    changes: Changes = {key: value for key, value in writable(outcome).items() if key not in lists}
-    for key in lists:
-        added = outcome.get(key)
-        if added:
-            changes[key] = firestore.ArrayUnion(added)
-    return changes
-
-
 def copied_events(cited: list[Event]) -> list[Event]:
     """The cited events a hypothesis keeps, in order, whole while they fit in
     `COPIED_EVENT_BYTES`; past it without their `data`. An event's 8 KiB limit counts its
@@ -936,11 +922,7 @@ def write_outcomes(
 ) -> None:
     """Merge each agent's outcome into its record (AgentConnect's half may be there)."""
     for each in outcomes:
-        transaction.set(
-            outcome_store.outcome_ref(project_id, each["session_id"], each["agent"]),
-            outcome_changes(each),
-            merge=True,
-        )
+        outcome_records.merge(transaction, outcome_records.ended(project_id, each))
 
 
 def _park(claimed: Claim, work: AnalysisWork) -> Settled:
@@ -956,14 +938,7 @@ def _park(claimed: Claim, work: AnalysisWork) -> Settled:
     )
 
     def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        for each in outcomes:
-            transaction.set(
-                outcome_store.outcome_ref(
-                    analysis["project_id"], each["session_id"], each["agent"]
-                ),
-                outcome_changes(each),
-                merge=True,
-            )
+        write_outcomes(transaction, analysis["project_id"], outcomes)
         transaction.update(claimed.ref, parked(work, utcnow()))
         return AnalysisStatus.PROCESSING
 

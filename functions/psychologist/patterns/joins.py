@@ -20,6 +20,7 @@ from google.cloud.firestore_v1 import FieldFilter
 from google.cloud.firestore_v1.base_vector_query import DistanceMeasure
 from google.cloud.firestore_v1.vector import Vector
 
+from functions.loop import outcomes as outcome_records
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import cosine_distance
@@ -101,8 +102,7 @@ def join(project_id: str, summary: Summary, vector: Sequence[float]) -> str | No
             now = utcnow()
             changes.update(pattern_id=pattern_id, distance=distance, joined_at=now)
             transaction.update(pattern_ref, grown(pattern, summary.ended_at))
-            record, kept = member_record(project_id, summary, pattern_id)
-            transaction.set(record, kept, merge=True)
+            outcome_records.merge(transaction, member_record(project_id, summary, pattern_id))
         transaction.set(ref, changes, merge=True)
 
     transact(apply)

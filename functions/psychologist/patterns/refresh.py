@@ -20,7 +20,9 @@ from google.cloud import firestore
 from google.cloud.firestore_v1 import FieldFilter
 from google.cloud.firestore_v1.vector import Vector
 
+from functions.loop import outcomes as outcome_records
 from functions.loop import store as outcome_store
+from functions.loop.outcomes import Merge
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import Group, cosine_distance, groups
@@ -410,16 +412,14 @@ def weekly(members: Sequence[Summary], summaries: Sequence[Summary]) -> list[dic
     ]
 
 
-def member_record(
-    project_id: str, summary: Summary, pattern_id: str | None
-) -> tuple[firestore.DocumentReference, dict[str, Any]]:
-    """The session's pattern as its outcome record keeps it, so that a pattern's trial
-    counts its arms' members by aggregation (`functions.loop.arms`). Merged with the
-    record's own expiry (its end plus the retention, as both halves set it), so that a
-    record missing for any reason is not left behind forever."""
+def member_record(project_id: str, summary: Summary, pattern_id: str | None) -> Merge:
+    """The session's pattern as its outcome record keeps it, with the record's own expiry
+    (its end plus the retention, as both halves set it)."""
     kept = timedelta(days=settings().psychologist_hypothesis_retention_days)
-    ref = outcome_store.outcome_ref(project_id, summary.session_id, summary.agent)
-    return ref, {"pattern_id": pattern_id, "expires_at": summary.ended_at + kept}
+    expires_at = summary.ended_at + kept
+    return outcome_records.grouped(
+        project_id, summary.session_id, summary.agent, pattern_id, expires_at
+    )
 
 
 def _memberships(
