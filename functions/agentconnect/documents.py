@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from functions.loop.documents import RunningTrial, StoredInstructions
+from functions.loop.documents import Link, OutcomeSource, RunningTrial, StoredInstructions
 
 
 class EvaluationStatus(StrEnum):
@@ -107,22 +107,6 @@ class Selection(TypedDict):
 class Fallback(TypedDict):
     target: Target
     decisionId: str
-
-
-class Link(TypedDict):
-    """Where an agent's sessions are logged: a Psychologist project and the agent name
-    its events carry, under the same session ids."""
-
-    project_id: str
-    agent: str
-
-
-class OutcomeSource(Link):
-    """`orgs/{o}/agents/{a}.outcome_source`: the link, and who made it (a report reads
-    through the link only while its author may still view the project)."""
-
-    created_by: str
-    created_at: datetime
 
 
 class ServedInstructions(TypedDict):
@@ -373,3 +357,118 @@ class OutcomeSourceView(TypedDict):
     createdBy: str
     createdAt: str
     authorCanView: bool
+
+
+class ShareRead(TypedDict):
+    """k of n sessions with the 95 % Wilson interval, as the selection report shows it."""
+
+    count: int
+    sessions: int
+    share: float | None
+    low: float | None
+    high: float | None
+
+
+class EstimateView(TypedDict):
+    """An off-policy abnormal-end share; None where too few sessions matched."""
+
+    abnormalShare: float | None
+    low: float | None
+    high: float | None
+    matched: int
+    effectiveSessions: float
+
+
+class DifferenceView(TypedDict):
+    value: float
+    low: float
+    high: float
+    sessions: int
+    discordant: int
+
+
+class MeanView(TypedDict):
+    mean: float | None
+    low: float | None
+    high: float | None
+
+
+class SpentView(TypedDict):
+    sessions: int
+    costSessions: int
+    tokens: MeanView
+    costUsd: MeanView
+
+
+class RouteCount(TypedDict):
+    route: str
+    sessions: int
+
+
+class TargetReport(TypedDict):
+    targetKey: str
+    target: Target
+    recorded: int
+    sessions: int
+    abnormalEnds: ShareRead
+    signals: dict[str, ShareRead]
+    routes: list[RouteCount]
+    spent: SpentView
+
+
+class VersionTarget(TypedDict):
+    targetKey: str
+    sessions: int
+    abnormalEnds: ShareRead
+
+
+class VersionReport(TypedDict):
+    version: int | None
+    sessions: int
+    abnormalEnds: ShareRead
+    targets: list[VersionTarget]
+
+
+class ExploredVersion(TypedDict):
+    version: int
+    share: float
+    explored: int
+
+
+ChangeView = TypedDict(
+    "ChangeView", {"stepId": str, "rule": int, "value": str, "from": float, "to": float}
+)
+"""One threshold moved (`from` and `to` are Python words, hence this form)."""
+
+
+class CandidateView(TypedDict):
+    change: ChangeView
+    estimate: EstimateView
+    unsupported: int
+    difference: DifferenceView | None
+    better: bool
+
+
+class EstimatesView(TypedDict):
+    explored: int
+    undetermined: int
+    unsupported: int
+    current: EstimateView
+    candidates: list[CandidateView]
+
+
+class DriftTarget(TypedDict):
+    targetKey: str
+    older: EstimateView
+    newer: EstimateView
+    difference: DifferenceView | None
+    beyondChance: bool
+
+
+class DriftView(TypedDict):
+    status: str
+    splitAt: str
+    older: int
+    newer: int
+    targets: list[DriftTarget]
+    said: str

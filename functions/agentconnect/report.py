@@ -36,10 +36,19 @@ from google.cloud.firestore_v1 import FieldFilter
 from functions.agentconnect import store
 from functions.agentconnect.documents import (
     Agent,
-    OutcomeSource,
+    DifferenceView,
+    DriftView,
+    EstimatesView,
+    EstimateView,
+    ExploredVersion,
+    MeanView,
     Selection,
+    ShareRead,
+    SpentView,
     StoredSelection,
     Target,
+    TargetReport,
+    VersionReport,
 )
 from functions.agentconnect.requests import ReportParams
 from functions.agentconnect.selection import (
@@ -57,7 +66,7 @@ from functions.agentconnect.selection import (
 )
 from functions.agentconnect.views import author_can_view
 from functions.loop import store as outcome_store
-from functions.loop.documents import SIGNAL_KINDS, StepAnswer, StoredInstructions
+from functions.loop.documents import SIGNAL_KINDS, OutcomeSource, StepAnswer, StoredInstructions
 from functions.loop.estimators import (
     Difference,
     Estimate,
@@ -174,9 +183,7 @@ def _instructions_in(org_id: str, agent_id: str, window: Window) -> list[int | N
     return [None, *found[::-1]]
 
 
-def _by_instructions(
-    base: Any, versions: list[int | None], keys: list[str]
-) -> list[dict[str, Any]]:
+def _by_instructions(base: Any, versions: list[int | None], keys: list[str]) -> list[VersionReport]:
     """Per instructions version, and per target within it, the joined sessions and their
     abnormal ends: two aggregations each, all at once."""
     cells = [(version, key) for version in versions for key in (None, *keys)]
@@ -337,7 +344,7 @@ def _in_parallel(tasks: list[Callable[[], Any]]) -> list[Any]:
         return list(pool.map(lambda task: task(), tasks))
 
 
-def _share_view(found: Share) -> dict[str, Any]:
+def _share_view(found: Share) -> ShareRead:
     return {
         "count": found.count,
         "sessions": found.sessions,
@@ -347,7 +354,7 @@ def _share_view(found: Share) -> dict[str, Any]:
     }
 
 
-def _estimate(found: Estimate) -> dict[str, Any]:
+def _estimate(found: Estimate) -> EstimateView:
     shown = found.matched >= MIN_MATCHED
     return {
         "abnormalShare": rounded(found.value) if shown else None,
@@ -520,7 +527,7 @@ def assess(current: Selection, explored: list[Explored], split: datetime) -> Ass
     return Assessment(whole, shifted, estimate(current, newer), RECENT_HALF)
 
 
-def _difference(found: Difference | None) -> dict[str, Any] | None:
+def _difference(found: Difference | None) -> DifferenceView | None:
     if found is None:
         return None
     return {
@@ -532,7 +539,7 @@ def _difference(found: Difference | None) -> dict[str, Any] | None:
     }
 
 
-def _estimates_view(found: Estimates) -> dict[str, Any]:
+def _estimates_view(found: Estimates) -> EstimatesView:
     return {
         "explored": found.explored,
         "undetermined": found.undetermined,
@@ -557,7 +564,7 @@ def _estimates_view(found: Estimates) -> dict[str, Any]:
     }
 
 
-def _drift_view(found: Drift) -> dict[str, Any]:
+def _drift_view(found: Drift) -> DriftView:
     drifted = [shift.target_key for shift in found.shifts if shift.beyond_chance]
     if drifted:
         said = (
@@ -587,7 +594,7 @@ def _drift_view(found: Drift) -> dict[str, Any]:
     }
 
 
-def _versions_view(explored: list[Explored], shares: dict[int, float]) -> list[dict[str, Any]]:
+def _versions_view(explored: list[Explored], shares: dict[int, float]) -> list[ExploredVersion]:
     counted: dict[int, int] = {}
     for each in explored:
         counted[each.version] = counted.get(each.version, 0) + 1
@@ -795,11 +802,11 @@ def _sums_of(query: Any) -> Callable[[], dict[str, float]]:
     return run
 
 
-def _mean_view(found: Mean) -> dict[str, float | None]:
+def _mean_view(found: Mean) -> MeanView:
     return {"mean": rounded(found.mean), "low": rounded(found.low), "high": rounded(found.high)}
 
 
-def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
+def _spent_view(sums: dict[str, float]) -> SpentView:
     """A target's mean tokens per joined session that reported them, and its mean cost
     per session that reported a cost (a missing cost is missing, never $0), with 95%
     intervals."""
@@ -827,7 +834,7 @@ def _spent_view(sums: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> dict[str, Any]:
+def _target_view(key: str, target: Target, cells: list[int], counts: Counts) -> TargetReport:
     in_target, joined, abnormal, *kinds = cells
     return {
         "targetKey": key,

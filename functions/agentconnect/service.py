@@ -17,7 +17,6 @@ from functions.agentconnect.documents import (
     AgentSession,
     Details,
     EvaluationStatus,
-    OutcomeSource,
     PendingEvaluation,
     Selection,
     ServedInstructions,
@@ -43,7 +42,7 @@ from functions.agentconnect.views import (
     selection_view,
 )
 from functions.loop import outcomes as outcome_records
-from functions.loop.documents import StoredInstructions
+from functions.loop.documents import OutcomeSource, StoredInstructions
 from functions.loop.randomization import Assignment, assignments
 from shared import auth, jobs, logs
 from shared.clients import db

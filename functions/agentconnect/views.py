@@ -10,7 +10,6 @@ from functions.agentconnect.documents import (
     Fallback,
     FrozenSelection,
     InstructionsView,
-    OutcomeSource,
     OutcomeSourceView,
     Selection,
     SelectionView,
@@ -19,7 +18,7 @@ from functions.agentconnect.documents import (
     Summary,
 )
 from functions.agentconnect.selection import steps_of
-from functions.loop.documents import StoredInstructions
+from functions.loop.documents import OutcomeSource, StoredInstructions
 from shared import auth
 from shared.clients import db
 from shared.retention import is_expired, iso, utcnow

@@ -12,7 +12,18 @@ from typing import Any
 from google.cloud.firestore_v1 import FieldFilter
 
 from functions.loop import store as outcome_store
-from functions.loop.documents import GENERIC_KINDS, SIGNAL_KINDS, Arm, Trial
+from functions.loop.documents import (
+    GENERIC_KINDS,
+    SIGNAL_KINDS,
+    AfterAdoption,
+    Arm,
+    GuardrailRead,
+    KindRead,
+    PatternRead,
+    RandomizedRead,
+    Trial,
+    VersionRead,
+)
 from functions.loop.estimators import share_of
 from functions.loop.randomization import (
     MIN_PER_ARM,
@@ -86,14 +97,14 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
     return counts
 
 
-def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> dict[str, Any]:
+def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) -> RandomizedRead:
     """The randomized design's read: each arm, each kind's ratio on its own, the verdict on
     a pattern's own rate for a pattern's trial, else on the hypothesis's own kinds (on
     abnormal ends when it has none), withheld on a sample-ratio mismatch, and the
     guardrail's one-sided test for harm."""
     treated, control = counts[Arm.TREATMENT], counts[Arm.CONTROL]
     kinds = [k for k in trial["signal_kinds"] if k not in GENERIC_KINDS]
-    per_kind: dict[str, dict[str, Any]] = {}
+    per_kind: dict[str, KindRead] = {}
     verdicts: dict[str, str] = {}
     for kind in SIGNAL_KINDS:
         verdict, ratio = verdict_of(
@@ -126,7 +137,7 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
     if mismatch and verdict in ("improved", "worse"):
         verdict = WITHHELD
     plan = needed(control, [shown for _, shown in basis], trial["share"], meaningful)
-    return {
+    read: RandomizedRead = {
         "design": "randomized",
         "trialId": trial["id"],
         "status": trial["status"],
@@ -154,9 +165,10 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
         "guardrail": _guardrail(trial, treated, control, basis, meaningful),
         "method": METHOD,
     }
+    return read
 
 
-def _pattern_read(trial: Trial, treated: ArmCounts, control: ArmCounts) -> dict[str, Any] | None:
+def _pattern_read(trial: Trial, treated: ArmCounts, control: ArmCounts) -> PatternRead | None:
     """A pattern's trial: the pattern's own rate per arm, with the trial's interval."""
     pattern_id = trial.get("pattern_id")
     if not pattern_id:
@@ -180,7 +192,7 @@ def _guardrail(
     control: ArmCounts,
     basis: list[tuple[int, int]],
     meaningful: float,
-) -> dict[str, Any]:
+) -> GuardrailRead:
     """The one-sided test for harm a trial that reads worse stops itself by: harm on any of
     the basis's kinds, at ALPHA over them all (Bonferroni), and the sessions it needs to
     find the mirror of `meaningfulRatio`."""
@@ -222,7 +234,7 @@ ASSOCIATION = (
 )
 
 
-def after_adoption(trial: Trial) -> dict[str, Any] | None:
+def after_adoption(trial: Trial) -> AfterAdoption | None:
     """For an adopted trial, its basis (the pattern, else the hypothesis's own kinds, else
     abnormal ends) over every session of the agent per instructions version, before the
     adoption against after it: the after/before ratio with the same exact interval."""
@@ -244,7 +256,7 @@ def after_adoption(trial: Trial) -> dict[str, Any] | None:
     }
 
 
-def _version_view(version: int | None, showing: int, sessions: int) -> dict[str, Any]:
+def _version_view(version: int | None, showing: int, sessions: int) -> VersionRead:
     return {
         "version": version,
         "sessions": sessions,

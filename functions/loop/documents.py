@@ -52,6 +52,22 @@ class ChoiceRecord(TypedDict):
     it had none."""
 
 
+class Link(TypedDict):
+    """Where an agent's sessions are logged: a Psychologist project and the agent name
+    its events carry, under the same session ids."""
+
+    project_id: str
+    agent: str
+
+
+class OutcomeSource(Link):
+    """`orgs/{o}/agents/{a}.outcome_source`: the link, and who made it (a report reads
+    through the link only while its author may still view the project)."""
+
+    created_by: str
+    created_at: datetime
+
+
 GENERIC_KINDS = frozenset({"last_events_before_abnormal_end"})
 """Signal kinds every abnormal session shows whatever went wrong: a hypothesis is judged
 on the kinds specific to it, never on these."""
@@ -220,3 +236,120 @@ class OutcomeRecord(Outcome, total=False):
     selection: ChoiceRecord
     pattern_id: str | None
     """The pattern the session's summary joined (None outside every pattern)."""
+
+
+class RatioRead(TypedDict):
+    """A risk ratio with its 95 % confidence sequence, as served (`high` None: no upper
+    end; `empty`: no ratio fits, both ends None)."""
+
+    ratio: float | None
+    low: float | None
+    high: float | None
+    empty: bool
+
+
+class Judged(RatioRead):
+    verdict: str
+
+
+class ArmRead(TypedDict):
+    assigned: int
+    sessions: int
+    lost: int
+    abnormalEnds: int
+    abnormalShare: float | None
+
+
+class KindRead(Judged):
+    specific: bool
+    treatment: float | None
+    control: float | None
+
+
+class Matching(TypedDict):
+    matching: int
+    sessions: int
+
+
+class PatternRead(Judged):
+    """A pattern's trial: the pattern's own rate per arm, with the trial's interval."""
+
+    patternId: str
+    treatment: Matching
+    control: Matching
+    treatmentShare: float | None
+    controlShare: float | None
+
+
+class Mismatch(TypedDict):
+    flagged: bool
+    alpha: float
+
+
+class GuardrailRead(TypedDict):
+    alpha: float
+    harmFound: bool
+    harmfulRatio: float
+    sessionsNeeded: int | None
+    sessionsNeededReason: str | None
+
+
+class RandomizedRead(TypedDict):
+    """A trial's randomized read (`schemas/psychologist/trial_randomized.json`)."""
+
+    design: str
+    trialId: str
+    status: str
+    share: float
+    arms: dict[str, ArmRead]
+    sampleRatioMismatch: Mismatch
+    abnormalEnds: Judged
+    signalKinds: dict[str, KindRead]
+    basis: list[str]
+    pattern: PatternRead | None
+    verdict: str
+    minimumPerArm: int
+    meaningfulRatio: float
+    sessionsNeeded: int | None
+    sessionsNeededReason: str | None
+    guardrail: GuardrailRead
+    method: str
+
+
+class VersionRead(TypedDict):
+    version: int | None
+    sessions: int
+    showing: int
+    share: float | None
+
+
+class AfterAdoption(Judged):
+    """An adopted trial's basis per instructions version, before against after."""
+
+    before: VersionRead
+    after: VersionRead
+    note: str
+
+
+class TrialView(TypedDict):
+    """A trial as the API answers it; with its read when asked for one."""
+
+    id: str
+    projectId: str
+    hypothesisId: str | None
+    patternId: str | None
+    orgId: str
+    agentId: str
+    share: float
+    maxSessions: int | None
+    autoAdopt: bool
+    status: str
+    startedAt: str
+    stoppedAt: str | None
+    stoppedBy: str | None
+    stopReason: str | None
+    adoptedAs: int | None
+    arms: NotRequired[dict[str, ArmRead]]
+    verdict: NotRequired[str]
+    effect: NotRequired[RandomizedRead]
+    afterAdoption: NotRequired[AfterAdoption | None]

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from functions.loop.documents import Arm, RunningTrial
+from functions.loop.documents import Arm, RatioRead, RunningTrial
 from functions.loop.estimators import rounded, wilson_bounds
 from functions.loop.safe import (
     EITHER_WAY,
@@ -86,13 +86,11 @@ WITHHELD = "withheld"
 chance (a sample-ratio mismatch), or no ratio fits the data (an empty interval)."""
 
 
-def verdict_of(
-    treated: int, treated_n: int, control: int, control_n: int
-) -> tuple[str, dict[str, float | bool | None]]:
+def verdict_of(treated: int, treated_n: int, control: int, control_n: int) -> tuple[str, RatioRead]:
     """The verdict and the ratio with its confidence sequence at the arms' joined sizes
     (`high` None: no upper end; `empty`: no ratio fits, both ends None)."""
     found = confidence_sequence(Table(treated, treated_n, control, control_n))
-    shown: dict[str, float | bool | None] = {
+    shown: RatioRead = {
         "ratio": rounded(found.ratio),
         "low": rounded(found.low),
         "high": rounded(found.high),

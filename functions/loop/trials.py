@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from google.api_core import exceptions
 from google.cloud import firestore
@@ -25,7 +24,16 @@ from typing_extensions import TypedDict
 
 from functions.loop import store as outcome_store
 from functions.loop.arms import after_adoption, arm_counts, randomized
-from functions.loop.documents import RunningTrial, StopCause, Trial, TrialOrigin, TrialStatus
+from functions.loop.documents import (
+    OutcomeSource,
+    RandomizedRead,
+    RunningTrial,
+    StopCause,
+    Trial,
+    TrialOrigin,
+    TrialStatus,
+    TrialView,
+)
 from functions.loop.instructions import MAX_CHARS, Change, add_version, with_suggestion
 from functions.loop.randomization import DEFAULT_MEANINGFUL_RATIO
 from functions.loop.subjects import RUNNING, resolved_by, subject_ref
@@ -35,6 +43,7 @@ from shared.errors import ApiError, conflict, not_found
 from shared.ids import new_ulid
 from shared.retention import iso, utcnow
 from shared.store import (
+    Changes,
     Snapshot,
     commit_if_unchanged,
     data_as,
@@ -106,7 +115,8 @@ def start(
         running = (found.to_dict() or {}).get(RUNNING)
         if running:
             raise conflict(f"Trial {running} of this {tried.kind} is running: stop it first.")
-        _check_linked(read_fields(snapshots[agent_ref.path]) or {}, project_id, tried.agent)
+        linked = (read_fields(snapshots[agent_ref.path]) or {}).get("outcome_source")
+        _check_linked(linked, project_id, tried.agent)
         trial: Trial = {
             "id": new_ulid(),
             "project_id": project_id,
@@ -146,8 +156,7 @@ def start(
     return commit_if_unchanged(plan)
 
 
-def _check_linked(agent: dict[str, Any], project_id: str, logged_as: str) -> None:
-    source = agent.get("outcome_source")
+def _check_linked(source: OutcomeSource | None, project_id: str, logged_as: str) -> None:
     if source is None or source.get("project_id") != project_id:
         raise conflict(
             "The agent's outcome source must point at this project (PUT "
@@ -177,8 +186,8 @@ def trial_of(
     return trial
 
 
-def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, Any]:
-    view: dict[str, Any] = {
+def trial_view(trial: Trial, read: RandomizedRead | None = None) -> TrialView:
+    view: TrialView = {
         "id": trial["id"],
         "projectId": trial["project_id"],
         "hypothesisId": trial["hypothesis_id"],
@@ -203,16 +212,16 @@ def trial_view(trial: Trial, read: dict[str, Any] | None = None) -> dict[str, An
     return view
 
 
-def read_of(trial: Trial) -> dict[str, Any]:
+def read_of(trial: Trial) -> RandomizedRead:
     """The trial's randomized read as it stands."""
     return randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
 
 
-def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Trial:
+def stop(trial: Trial, read: RandomizedRead, by: str, reason: str | None) -> Trial:
     """Stop a running trial with its verdict as read; a pattern's trial that read
     `improved` resolves its pattern."""
     now = utcnow()
-    changes: dict[str, Any] = {
+    changes: Changes = {
         "status": TrialStatus.STOPPED,
         "stopped_at": now,
         "stopped_by": by,
@@ -234,7 +243,7 @@ def stop(trial: Trial, read: dict[str, Any], by: str, reason: str | None) -> Tri
     return stopped
 
 
-def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None) -> Trial:
+def adopt(trial: Trial, read: RandomizedRead, by: str, reason: str | None = None) -> Trial:
     """Make the trial's suggestion part of its agent's standing instructions: a new version
     (the current text, then the suggestion, naming the trial), the trial stopped if it
     runs, and the version it became kept on it. Only on a verdict of `improved`; adopting
@@ -268,7 +277,7 @@ def adopt(trial: Trial, read: dict[str, Any], by: str, reason: str | None = None
         stored = add_version(batch, agent_ref, current, change, also=stopped, read=agent)
         changes = _adoption(stored["version"], read["verdict"], by, running)
         batch.update(trial_ref, changes, option=unchanged_since(snapshots[trial_ref.path]))
-        subject: dict[str, Any] = {RUNNING: firestore.DELETE_FIELD} if running else {}
+        subject: Changes = {RUNNING: firestore.DELETE_FIELD} if running else {}
         subject |= resolved_by(current_trial, read["verdict"])
         if subject:
             batch.update(subject_ref(current_trial), subject)
@@ -288,9 +297,9 @@ def _adopted(trial: Trial, text: str, by: str, reason: str | None) -> Change:
     return Change(text, by, reason or f"Adopted from trial {trial['id']}", origin)
 
 
-def _adoption(version: int, verdict: str, by: str, running: bool) -> dict[str, Any]:
+def _adoption(version: int, verdict: str, by: str, running: bool) -> Changes:
     """The trial's changes when it is adopted as `version` (and stopped, if it runs)."""
-    changes: dict[str, Any] = {"adopted_as": version, "verdict": verdict}
+    changes: Changes = {"adopted_as": version, "verdict": verdict}
     if running:
         changes |= {
             "status": TrialStatus.STOPPED,
@@ -334,7 +343,7 @@ def watch() -> list[str]:
     return acted
 
 
-def _act_on(trial: Trial, read: dict[str, Any]) -> str | None:
+def _act_on(trial: Trial, read: RandomizedRead) -> str | None:
     verdict, harm = read["verdict"], read["guardrail"]["harmFound"]
     if verdict == "worse" or harm:
         why = "the verdict read worse" if verdict == "worse" else "the guardrail found harm"

@@ -9,7 +9,7 @@ its sessions, those that ended abnormally, and those that show any signal kind s
 to the hypothesis (the kinds its cited events show, less those every abnormal end shows,
 `loop.documents.GENERIC_KINDS`), and each kind on its own. Two round trips: the
 hypothesis (and its latest trial), then every count at once. With a trial, the
-randomized design's read (`trials.randomized`) is served beside it.
+randomized design's read (`loop.arms.randomized`) is served beside it.
 
 Only counts: Firestore sums a field through an index that must hold it, and counts need
 no index beyond the query's own (one per query shape, in firestore.indexes.json).
@@ -22,7 +22,7 @@ and the interval holds at any number of sessions. A verdict needs at least
 EFFECT_MIN_SESSIONS sessions in each window; `improved` and `worse` need the whole
 interval below or above 1. It is an association over time, not the change's effect:
 anything else that changed between the windows moves it too; a randomised trial
-(`trials.randomized`) is what measures the effect."""
+(`loop.arms.randomized`) is what measures the effect."""
 
 from __future__ import annotations
 

@@ -73,6 +73,9 @@ class Connect:
             "PUT", self.path("/model-selection"), selection or SELECTION, self.admin
         )
 
+    def put_instructions(self, body: dict[str, Any], token: str | None = None) -> Any:
+        return self.api.call("PUT", self.path("/instructions"), body, token or self.admin)
+
     def start(self, title: str = "Fix the login bug", **body: Any) -> dict[str, Any]:
         reply = self.api.post(
             self.path("/sessions"),

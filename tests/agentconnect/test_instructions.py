@@ -19,13 +19,9 @@ TEXT_LIMIT = 8_000
 LINKED_AS = "dev-api"
 
 
-def put(connect: Connect, body: dict[str, Any], token: str | None = None) -> Any:
-    return connect.api.call("PUT", connect.path("/instructions"), body, token or connect.admin)
-
-
 def written(connect: Connect, text: str, reason: str | None = None) -> dict[str, Any]:
     body = {"text": text} if reason is None else {"text": text, "reason": reason}
-    reply = put(connect, body)
+    reply = connect.put_instructions(body)
     assert reply.status_code == 200, reply.text
     found: dict[str, Any] = reply.json()
     return found
@@ -85,7 +81,7 @@ def test_the_versions_of_an_agent_without_instructions_are_none(connect: Connect
 def test_a_rollback_serves_the_old_text_again_as_a_new_version(connect: Connect) -> None:
     written(connect, "Keep answers short.")
     written(connect, "Explain every step at length.")
-    reply = put(connect, {"fromVersion": 1, "reason": "longer answers cost more"})
+    reply = connect.put_instructions({"fromVersion": 1, "reason": "longer answers cost more"})
     assert reply.status_code == 200, reply.text
     rolled = reply.json()
     assert rolled["version"] == 3
@@ -105,7 +101,7 @@ def test_a_rollback_to_a_version_that_never_was_is_404_and_writes_nothing(
 ) -> None:
     written(connect, "only")
     before = all_documents()
-    reply = put(connect, {"fromVersion": 2})
+    reply = connect.put_instructions({"fromVersion": 2})
     assert reply.status_code == 404, reply.text
     assert all_documents() == before
 
@@ -123,7 +119,7 @@ def test_a_rollback_to_a_version_that_never_was_is_404_and_writes_nothing(
 def test_a_body_that_is_neither_a_text_nor_a_rollback_is_refused(
     connect: Connect, body: dict[str, Any]
 ) -> None:
-    assert put(connect, body).status_code == 400
+    assert connect.put_instructions(body).status_code == 400
 
 
 def test_text_up_to_the_limit_is_kept_and_beyond_it_refused_with_nothing_written(
@@ -132,7 +128,7 @@ def test_text_up_to_the_limit_is_kept_and_beyond_it_refused_with_nothing_written
     at_limit = "é" * TEXT_LIMIT
     assert written(connect, at_limit)["text"] == at_limit
     before = all_documents()
-    reply = put(connect, {"text": "a" * (TEXT_LIMIT + 1)})
+    reply = connect.put_instructions({"text": "a" * (TEXT_LIMIT + 1)})
     assert reply.status_code == 400, reply.text
     assert all_documents() == before
 
@@ -140,7 +136,7 @@ def test_text_up_to_the_limit_is_kept_and_beyond_it_refused_with_nothing_written
 @pytest.mark.parametrize("role", ["viewer", "member"])
 def test_only_an_admin_may_put(connect: Connect, role: str) -> None:
     before = all_documents()
-    reply = put(connect, {"text": "Be careful."}, token=getattr(connect, role))
+    reply = connect.put_instructions({"text": "Be careful."}, token=getattr(connect, role))
     assert reply.status_code == 403, reply.text
     assert all_documents() == before
 
@@ -148,7 +144,7 @@ def test_only_an_admin_may_put(connect: Connect, role: str) -> None:
 def test_puts_at_once_make_consecutive_versions_none_lost(connect: Connect) -> None:
     texts = [f"text {n}" for n in range(6)]
     with ThreadPoolExecutor(max_workers=len(texts)) as pool:
-        replies = list(pool.map(lambda text: put(connect, {"text": text}), texts))
+        replies = list(pool.map(lambda text: connect.put_instructions({"text": text}), texts))
     assert [r.status_code for r in replies] == [200] * len(texts), [r.text for r in replies]
     assert sorted(r.json()["version"] for r in replies) == list(range(1, len(texts) + 1))
     listed = versions(connect).json()

@@ -22,7 +22,7 @@ SECOND = "Keep every change small.\nRun the tests before every commit.\nSay what
 
 
 def put(connect: Connect, body: dict[str, Any]) -> dict[str, Any]:
-    reply = connect.api.call("PUT", connect.path("/instructions"), body, connect.admin)
+    reply = connect.put_instructions(body)
     assert reply.status_code == 200, reply.text
     made: dict[str, Any] = reply.json()
     return made

@@ -138,18 +138,6 @@ def refreshed(psy: Psychologist) -> dict[str, Any]:
     return settled
 
 
-def listed(psy: Psychologist, **query: str) -> dict[str, Any]:
-    reply = psy.api.session.get(
-        psy.api.base_url + psy.path("/patterns"),
-        params=query,
-        headers={"Authorization": f"Bearer {psy.viewer}"},
-        timeout=30,
-    )
-    assert reply.status_code == 200, reply.text
-    body: dict[str, Any] = reply.json()
-    return body
-
-
 def read(psy: Psychologist, pattern_id: str) -> dict[str, Any]:
     reply = psy.api.call("GET", psy.path(f"/patterns/{pattern_id}"), token=psy.viewer)
     assert reply.status_code == 200, reply.text
@@ -185,8 +173,8 @@ def test_the_list_is_ranked_as_the_api_ranks_it_with_coverage_shares_trends_and_
     each with k of n sessions and its interval written out, a weekly trend whose words say
     each week's counts, cost and dates; ranked by cost on request."""
     ready(psy)
-    served = listed(psy)
-    by_cost = listed(psy, sort="cost")
+    served = psy.patterns()
+    by_cost = psy.patterns(sort="cost")
     ranked = [pattern["id"] for pattern in served["patterns"]]
     costly = [pattern["id"] for pattern in by_cost["patterns"]]
     assert len(ranked) == len(PLANTED)
@@ -247,7 +235,7 @@ def test_a_pattern_shows_its_examples_beside_their_cited_events_and_what_was_ref
     session's hypothesis, and the two refused labels' claims as not served; a titled one
     shows its suggested instruction change and examples from several sessions."""
     seeded = ready(psy)
-    patterns = listed(psy)["patterns"]
+    patterns = psy.patterns()["patterns"]
     untitled = next(p for p in patterns if p["title"] is None)
     detail = read(psy, untitled["id"])
     assert seeded.hypothesis_id in untitled["hypothesisIds"]
@@ -308,7 +296,7 @@ def test_a_titled_pattern_shows_its_suggestion_and_examples_from_several_session
     psy: Psychologist, console: Console
 ) -> None:
     ready(psy)
-    patterns = listed(psy)["patterns"]
+    patterns = psy.patterns()["patterns"]
     console.open()
     console.sign_in(psy.viewer)
     opened = console.page.locator("article.pattern.open")
@@ -391,7 +379,7 @@ def test_the_patterns_page_lays_out_at_a_desktop_and_a_phone_width(
     psy: Psychologist, console: Console, width: int
 ) -> None:
     ready(psy)
-    titled = next(p for p in listed(psy)["patterns"] if p["title"] is not None)
+    titled = next(p for p in psy.patterns()["patterns"] if p["title"] is not None)
     console.page.set_viewport_size({"width": width, "height": 900})
     console.open()
     console.sign_in(psy.member)

@@ -77,6 +77,18 @@ class Psychologist:
     def path(self, suffix: str) -> str:
         return f"/projects/{self.project}{suffix}"
 
+    def patterns(self, **query: str) -> dict[str, Any]:
+        """The pattern list as a viewer reads it."""
+        reply = self.api.session.get(
+            self.api.base_url + self.path("/patterns"),
+            params=query,
+            headers={"Authorization": f"Bearer {self.viewer}"},
+            timeout=30,
+        )
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
     def current_events(self, session_id: str) -> list[dict[str, Any]]:
         """Each stored event as it stands now (a call's merged reports), through the audit
         read: the chunks keep every version, in no order that says which is the latest."""

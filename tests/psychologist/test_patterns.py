@@ -79,13 +79,6 @@ def refreshed(psy: Psychologist, **body: str) -> dict[str, Any]:
     return settled
 
 
-def listed(psy: Psychologist) -> dict[str, Any]:
-    reply = psy.api.call("GET", psy.path("/patterns"), token=psy.viewer)
-    assert reply.status_code == 200, reply.text
-    body: dict[str, Any] = reply.json()
-    return body
-
-
 def pattern_of_record(psy: Psychologist, session_id: str) -> str | None:
     """The pattern the session's outcome record keeps (a pattern's trial counts by it)."""
     snapshot = outcome_store.outcome_ref(psy.project, session_id, AGENT).get()
@@ -106,7 +99,7 @@ def test_a_refresh_recovers_the_planted_failures_counted_over_every_ended_sessio
     settled = refreshed(psy)
     assert settled["changes"]["sessionsEnded"] == len(planted) + CLEAN
     assert len(settled["changes"]["created"]) == len(FAMILIES)
-    body = listed(psy)
+    body = psy.patterns()
     assert body["coverage"] == {
         "sessionsEnded": len(planted) + CLEAN,
         "sessionsSummarised": len(planted) + CLEAN,
@@ -133,7 +126,7 @@ def test_a_new_batch_of_one_failure_grows_its_pattern_and_keeps_its_id(psy: Psyc
     now = datetime.now(UTC)
     corpus(psy, now)
     refreshed(psy)
-    before = {p["id"]: members(psy, p["id"]) for p in listed(psy)["patterns"]}
+    before = {p["id"]: members(psy, p["id"]) for p in psy.patterns()["patterns"]}
     timeout_id = next(i for i, sessions in before.items() if "timeout-0" in sessions)
     later = ("The deploy timed out before it finished", "The request took too long and hung")
     for n, sentence in enumerate(later):
@@ -162,7 +155,7 @@ def test_a_label_citing_an_event_outside_the_pattern_is_refused_and_kept_with_it
     psy.world.gemini.answer_side(PATTERN_LABEL, outside)
     psy.world.gemini.answer_side(PATTERN_LABEL, outside)
     refreshed(psy, agent=AGENT)
-    (pattern,) = listed(psy)["patterns"]
+    (pattern,) = psy.patterns()["patterns"]
     assert pattern["title"] is None, "twice refused, the pattern is served untitled"
     assert pattern["description"] in FAILURE_FAMILIES["timeout"]
     read = psy.api.call("GET", psy.path(f"/patterns/{pattern['id']}"), token=psy.viewer).json()
@@ -191,7 +184,7 @@ def test_a_pattern_counts_its_sessions_cost_hypotheses_and_share_per_chosen_targ
             {"sessionId": session_id, "agenteAlvo": AGENT}
         )
     refreshed(psy)
-    (pattern,) = listed(psy)["patterns"]
+    (pattern,) = psy.patterns()["patterns"]
     assert pattern["hypothesisIds"] == ["h-permission-1"], "a member session's, not another's"
     assert pattern["cost"] == {"inputTokens": 400, "outputTokens": 40, "usd": 1.0}
     rows = {(row["runtime"], row["model"]): row["sessions"] for row in pattern["byTarget"]}
@@ -208,14 +201,14 @@ def test_between_refreshes_a_new_session_joins_its_nearest_pattern_within_its_ra
     now = datetime.now(UTC)
     corpus(psy, now)
     refreshed(psy)
-    before = {p["id"]: p["sessions"]["matching"] for p in listed(psy)["patterns"]}
+    before = {p["id"]: p["sessions"]["matching"] for p in psy.patterns()["patterns"]}
     seed_summary(psy, "timeout-new", "The job timed out and never finished", now)
     seed_summary(psy, "unlike-new", "The colour of the logo is wrong", now)
     swept = psy.sweep()
     path = f"projects/{psy.project}/summaries/timeout-new"
     assert swept["joined"] == [path]
     assert swept["refreshes"] == [], "a refresh was asked for within the day"
-    after = {p["id"]: p["sessions"]["matching"] for p in listed(psy)["patterns"]}
+    after = {p["id"]: p["sessions"]["matching"] for p in psy.patterns()["patterns"]}
     grown = [pattern_id for pattern_id in after if after[pattern_id] == before[pattern_id] + 1]
     assert len(grown) == 1
     assert "timeout-new" in members(psy, grown[0])
@@ -261,7 +254,7 @@ def test_sessions_ended_through_http_are_summarised_by_the_worker_and_grouped_by
     }
     assert set(states.values()) == {"closed", "closed_abnormally"}
     refreshed(psy)
-    body = listed(psy)
+    body = psy.patterns()
     assert body["coverage"] == {"sessionsEnded": 9, "sessionsSummarised": 9}
     grouped = [
         sorted(planted[session] for session in members(psy, p["id"])) for p in body["patterns"]
@@ -281,7 +274,7 @@ def test_an_admin_accepts_a_pattern_and_its_decisions_are_kept(psy: Psychologist
     for n, sentence in enumerate(FAILURE_FAMILIES["timeout"][:3]):
         seed_summary(psy, f"timeout-{n}", sentence, now - timedelta(days=n + 1))
     refreshed(psy)
-    (pattern,) = listed(psy)["patterns"]
+    (pattern,) = psy.patterns()["patterns"]
     path = psy.path(f"/patterns/{pattern['id']}/decision")
     refused = psy.api.call("POST", path, {"status": "accepted"}, token=psy.member)
     assert refused.status_code == 403
@@ -290,13 +283,13 @@ def test_an_admin_accepts_a_pattern_and_its_decisions_are_kept(psy: Psychologist
     )
     assert accepted.status_code == 200, accepted.text
     assert accepted.json()["status"] == "accepted"
-    assert [p["status"] for p in listed(psy)["patterns"]] == ["accepted"]
+    assert [p["status"] for p in psy.patterns()["patterns"]] == ["accepted"]
     history = (
         patterns_store.pattern_ref(psy.project, pattern["id"]).collection("decisions").stream()
     )
     assert [(d.to_dict() or {})["reason"] for d in history] == ["It recurs."]
     refreshed(psy)
-    assert [p["status"] for p in listed(psy)["patterns"]] == ["accepted"], "a refresh keeps it"
+    assert [p["status"] for p in psy.patterns()["patterns"]] == ["accepted"], "a refresh keeps it"
 
 
 def test_a_window_larger_than_a_page_is_read_whole(
@@ -309,7 +302,7 @@ def test_a_window_larger_than_a_page_is_read_whole(
     planted = corpus(psy, now)
     settled = refreshed(psy)
     assert settled["changes"]["sessionsEnded"] == len(planted) + CLEAN
-    assert len(listed(psy)["patterns"]) == len(FAMILIES)
+    assert len(psy.patterns()["patterns"]) == len(FAMILIES)
 
 
 def test_a_refresh_whose_embeddings_fail_settles_failed_and_changes_no_pattern(
@@ -331,7 +324,7 @@ def test_a_refresh_whose_embeddings_fail_settles_failed_and_changes_no_pattern(
     assert failed["status"] == "failed"
     assert failed["failure"]["code"]
     assert "refused" in (failed["failure"]["detail"] or "")
-    assert listed(psy)["patterns"] == []
+    assert psy.patterns()["patterns"] == []
     assert pattern_of_record(psy, "timeout-0") is None
 
 

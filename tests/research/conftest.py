@@ -9,7 +9,7 @@ import pytest
 
 from cli.gemini_stand_in import cited_research_answer
 from shared.clients import db
-from tests.api import Api, World, wait_for
+from tests.api import Api, World, document, wait_for
 
 TERMINAL = {"completed", "failed", "cancelled", "expired"}
 
@@ -49,6 +49,10 @@ class Research:
 
         result: dict[str, Any] = wait_for(done)
         return result
+
+    def stored_run(self, run_id: str) -> dict[str, Any]:
+        """The run's document as stored."""
+        return document(f"workspaces/{self.workspace}/runs/{run_id}")
 
     def tokens_used(self) -> int:
         """The workspace's Gemini tokens, summed over its usage shards as asks read them."""

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from cli.gemini_stand_in import Reply
-from shared.clients import db
 from tests.api import Configure, assert_conforms
 from tests.research.conftest import Research
 
@@ -40,12 +39,6 @@ def quoting(research: Research, quote: str, index: int = 0) -> dict[str, Any]:
     return answer
 
 
-def stored_run(research: Research, run_id: str) -> dict[str, Any]:
-    found = db().document(f"workspaces/{research.workspace}/runs/{run_id}").get().to_dict()
-    assert found is not None
-    return found
-
-
 def test_a_completed_runs_citations_serve_each_quote_at_its_offsets_in_the_cited_text(
     research: Research,
 ) -> None:
@@ -54,7 +47,7 @@ def test_a_completed_runs_citations_serve_each_quote_at_its_offsets_in_the_cited
     research.world.gemini.answer_json(research.answer(cite=list(research.evidence.items())))
     run_id = research.ask().json()["run"]["id"]
     settled = research.settled(run_id)
-    assert settled["run"]["status"] == "completed", stored_run(research, run_id)["rejected"]
+    assert settled["run"]["status"] == "completed", research.stored_run(run_id)["rejected"]
     assert_conforms("POST", "/research-api/assistant/status", research.status(run_id))
     reply = citations(research, run_id)
     assert reply.status_code == 200, reply.text
@@ -68,11 +61,11 @@ def test_a_completed_runs_citations_serve_each_quote_at_its_offsets_in_the_cited
         assert text[cited["start"] : cited["end"]] == cited["quote"] == text
         assert cited["revision"] == research.evidence[cited["evidence_id"]]
     assert all(cited["supported"] is True for cited in statement["citations"])
-    assert stored_run(research, run_id)["quote_repairs"] == 0
+    assert research.stored_run(run_id)["quote_repairs"] == 0
     asked, checked = research.world.gemini.requests
     assert "quote" in str(asked.body["generationConfig"]["responseJsonSchema"])
     assert "Onboarding took me two days." in checked.prompt
-    usage = stored_run(research, run_id)["usage"]
+    usage = research.stored_run(run_id)["usage"]
     reported = research.world.gemini.reported_usage()
     assert usage["input_tokens"] == reported["inputTokens"]
     assert usage["output_tokens"] == reported["outputTokens"]
@@ -90,7 +83,7 @@ def test_a_misquote_is_named_back_once_and_the_second_answer_completes(
     assert "is not in the text of evidence" in repair
     [statement] = citations(research, run_id).json()["statements"]
     assert statement["citations"][0]["quote"] == "took me two days"
-    assert stored_run(research, run_id)["quote_repairs"] == 1
+    assert research.stored_run(run_id)["quote_repairs"] == 1
 
 
 ADVERSARIAL = [
@@ -123,7 +116,7 @@ def test_an_adversarial_quote_given_twice_fails_the_run_naming_its_reason(
         "failed",
         "invalid_output",
     )
-    stored = stored_run(research, run_id)
+    stored = research.stored_run(run_id)
     [rejected] = stored["rejected"]
     assert rejected["path"] == "answer.evidence[0].quote"
     assert reason in rejected["reason"]
@@ -145,7 +138,7 @@ def test_a_quote_of_the_items_previous_revision_fails_naming_the_revision_cited(
         research.world.gemini.answer_json(copy.deepcopy(answer))
     run_id = research.ask().json()["run"]["id"]
     assert research.settled(run_id)["run"]["failure_code"] == "invalid_output"
-    [rejected] = stored_run(research, run_id)["rejected"]
+    [rejected] = research.stored_run(run_id)["rejected"]
     assert f"evidence {first} at revision {revision}" in rejected["reason"]
 
 
@@ -178,7 +171,7 @@ def test_a_statement_its_quotes_do_not_support_is_asked_again_then_fails_the_run
     run_id = research.ask().json()["run"]["id"]
     settled = research.settled(run_id)
     assert settled["run"]["failure_code"] == "invalid_output"
-    stored = stored_run(research, run_id)
+    stored = research.stored_run(run_id)
     assert stored["rejected"] == [
         {
             "path": "answer.supported",
@@ -214,7 +207,7 @@ def test_a_support_check_gemini_cannot_answer_fails_the_run_counting_both_calls_
         "failed",
         "provider_unavailable",
     )
-    assert stored_run(research, run_id)["usage"]["input_tokens"] == 100
+    assert research.stored_run(run_id)["usage"]["input_tokens"] == 100
     assert len(research.world.gemini.requests) == 4
 
 

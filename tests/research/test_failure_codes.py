@@ -9,7 +9,7 @@ import pytest
 from benchmarks.counting import CallCounter
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import Configure, admin, document, wait_for
+from tests.api import Configure, admin, wait_for
 from tests.research.conftest import Research
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
@@ -27,12 +27,8 @@ def failed_with(research: Research, code: str, **ask: Any) -> dict[str, Any]:
     return body
 
 
-def stored_run(research: Research, run_id: str) -> dict[str, Any]:
-    return document(f"workspaces/{research.workspace}/runs/{run_id}")
-
-
 def processing(research: Research, run_id: str) -> bool:
-    return bool(stored_run(research, run_id)["status"] == "processing")
+    return bool(research.stored_run(run_id)["status"] == "processing")
 
 
 def test_not_configured_without_gemini_credentials(
@@ -173,7 +169,7 @@ def test_invalid_output_when_the_answer_breaks_the_schema(research: Research) ->
         research.answer(method_version="research-cited/v2", limitations=[])
     )
     body = failed_with(research, "invalid_output")
-    rejected = stored_run(research, body["run"]["id"])["rejected"]
+    rejected = research.stored_run(body["run"]["id"])["rejected"]
     assert {r["path"] for r in rejected} == {"method_version", "limitations"}
 
 
@@ -182,7 +178,7 @@ def test_invalid_output_when_a_citation_names_evidence_the_conversation_lacks(
 ) -> None:
     research.world.gemini.answer_json(research.answer(cite=[(UNKNOWN, 1)]))
     body = failed_with(research, "invalid_output")
-    rejected = stored_run(research, body["run"]["id"])["rejected"]
+    rejected = research.stored_run(body["run"]["id"])["rejected"]
     assert rejected == [
         {
             "path": "answer.evidence[0]",
@@ -210,7 +206,7 @@ def test_invalid_output_when_the_answer_counts_the_evidence(
 ) -> None:
     research.world.gemini.answer_json(research.answer(statement=statement))
     body = failed_with(research, "invalid_output")
-    assert "quantitative_claims" in stored_run(research, body["run"]["id"])["rejected"][0]["reason"]
+    assert "quantitative_claims" in research.stored_run(body["run"]["id"])["rejected"][0]["reason"]
 
 
 def test_invalid_output_when_a_sentiment_run_labels_nothing(research: Research) -> None:
@@ -252,7 +248,7 @@ def test_cancelled_while_processing_discards_the_answer(research: Research) -> N
         None,
     )
     wait_for(lambda: research.tokens_used() == research.world.gemini.reported_tokens())
-    assert stored_run(research, run_id)["message"] is None
+    assert research.stored_run(run_id)["message"] is None
 
 
 def test_cancelling_a_completed_run_is_a_conflict(research: Research) -> None:
@@ -342,7 +338,7 @@ def unavailable_because(research: Research, run_id: str, code: str) -> None:
     assert (body["run"]["status"], body["run"]["failure_code"]) == ("unavailable", code)
     assert body["availability"]["reason"] == code
     assert body["message"] is None
-    assert stored_run(research, run_id)["status"] == "completed"
+    assert research.stored_run(run_id)["status"] == "completed"
 
 
 def test_a_completed_result_whose_cited_evidence_was_removed_reads_unavailable(

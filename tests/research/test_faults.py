@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 from google.cloud import firestore
 
 from shared.clients import db
 from shared.validation import issues_for
-from tests.api import Configure, document, wait_for
+from tests.api import Configure, wait_for
 from tests.faults import FAULT_IDS, FAULTS, Fault
 from tests.research.conftest import Research
-
-
-def stored(research: Research, run_id: str) -> dict[str, Any]:
-    return document(f"workspaces/{research.workspace}/runs/{run_id}")
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=FAULT_IDS)
@@ -31,7 +26,7 @@ def test_a_provider_fault_settles_the_run_with_its_code(
     assert issues_for("research/status.response", body) == []
     expected = ("completed", None) if fault.code is None else ("failed", fault.code)
     assert (body["run"]["status"], body["run"]["failure_code"]) == expected
-    assert stored(research, run_id)["status"] == body["run"]["status"]
+    assert research.stored_run(run_id)["status"] == body["run"]["status"]
 
 
 def test_a_429_is_retried_after_the_delay_gemini_asks_for(research: Research) -> None:
@@ -59,8 +54,8 @@ def test_an_unexpected_worker_fault_settles_the_run_as_failed(research: Research
         "failed",
         "generation_unconfirmed",
     )
-    assert stored(research, run_id)["status"] == "failed"
-    assert stored(research, run_id)["lease_until"] is None
+    assert research.stored_run(run_id)["status"] == "failed"
+    assert research.stored_run(run_id)["lease_until"] is None
 
 
 def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
@@ -68,14 +63,14 @@ def test_an_answer_arriving_after_the_lease_never_turns_a_failed_run_completed(
 ) -> None:
     gate = research.world.gemini.held_answer_json(research.answer())
     run_id = research.ask().json()["run"]["id"]
-    wait_for(lambda: stored(research, run_id)["status"] == "processing")
+    wait_for(lambda: research.stored_run(run_id)["status"] == "processing")
     ref = db().document(f"workspaces/{research.workspace}/runs/{run_id}")
     ref.update({"lease_until": ref.get().get("created_at")})
     shown = research.status(run_id).json()["run"]
     assert (shown["status"], shown["failure_code"]) == ("failed", "generation_unconfirmed")
     gate.open()
-    wait_for(lambda: stored(research, run_id)["status"] != "processing")
-    assert (stored(research, run_id)["status"], stored(research, run_id)["failure_code"]) == (
+    wait_for(lambda: research.stored_run(run_id)["status"] != "processing")
+    assert (research.stored_run(run_id)["status"], research.stored_run(run_id)["failure_code"]) == (
         "failed",
         "generation_unconfirmed",
     )
@@ -108,5 +103,5 @@ def test_the_sweep_settles_runs_stuck_processing_or_queued(research: Research) -
     assert sorted(reply.json()["runs"]) == sorted(f"{base}/{run_id}" for run_id in runs)
     assert research.slot_holders() == []
     for run_id in runs:
-        assert stored(research, run_id)["status"] == "failed"
-        assert stored(research, run_id)["failure_code"] == "generation_unconfirmed"
+        assert research.stored_run(run_id)["status"] == "failed"
+        assert research.stored_run(run_id)["failure_code"] == "generation_unconfirmed"

@@ -10,20 +10,16 @@ import pytest
 
 from cli import local_model
 from shared.models import DEFAULT_MODEL, PROFILES
-from tests.api import Configure, document
+from tests.api import Configure
 from tests.gemini import SERVED_ON_THE_DEVELOPER_API, use_vertex
 from tests.research.conftest import Research
-
-
-def stored_run(research: Research, run_id: str) -> dict[str, object]:
-    return document(f"workspaces/{research.workspace}/runs/{run_id}")
 
 
 def failed_with(research: Research, code: str) -> dict[str, object]:
     run_id = research.ask().json()["run"]["id"]
     body = research.settled(run_id)
     assert (body["run"]["status"], body["run"]["failure_code"]) == ("failed", code), body
-    return stored_run(research, run_id)
+    return research.stored_run(run_id)
 
 
 @pytest.mark.pure
@@ -41,13 +37,13 @@ def test_a_run_completes_with_the_default_settings_on_every_served_model(
     research.world.gemini.respond_with(local_model.answer)
     run_id = research.ask().json()["run"]["id"]
     body = research.settled(run_id)
-    assert body["run"]["status"] == "completed", stored_run(research, run_id)
+    assert body["run"]["status"] == "completed", research.stored_run(run_id)
     (sent,) = research.world.gemini.requests
     config = sent.body["generationConfig"]
     assert "responseLogprobs" not in config
     assert ("temperature" in config) is PROFILES[model].send_temperature
     assert config["maxOutputTokens"] == 8192 + 4096
-    usage = stored_run(research, run_id)["usage"]
+    usage = research.stored_run(run_id)["usage"]
     assert usage == {
         "input_tokens": research.world.gemini.reported_usage()["inputTokens"],
         "output_tokens": research.world.gemini.reported_usage()["outputTokens"],
@@ -125,11 +121,11 @@ def test_two_questions_over_one_conversation_share_the_evidence_prefix(
         run_id = research.ask(request_kind="question", question=question).json()["run"]["id"]
         assert research.settled(run_id)["run"]["status"] == "completed"
         runs.append(run_id)
-    first, second = (stored_run(research, run_id)["usage"] for run_id in runs)
-    assert first["cached_tokens"] == 0  # type: ignore[index]
+    first, second = (research.stored_run(run_id)["usage"] for run_id in runs)
+    assert first["cached_tokens"] == 0
     evidence_tokens = sum(len(text) for text in long_texts) // 4
-    assert second["cached_tokens"] >= evidence_tokens  # type: ignore[index]
-    assert second["cached_tokens"] >= PROFILES[DEFAULT_MODEL].cache_min_tokens  # type: ignore[index]
+    assert second["cached_tokens"] >= evidence_tokens
+    assert second["cached_tokens"] >= PROFILES[DEFAULT_MODEL].cache_min_tokens
 
 
 def test_a_model_not_in_the_table_is_asked_for_nothing_it_might_refuse(
@@ -150,7 +146,7 @@ def test_vertex_ai_s_2_5_models_still_answer_with_a_thinking_budget(
     use_vertex(configure, research.world.gemini, tmp_path, model)
     research.world.gemini.respond_with(local_model.answer)
     run_id = research.ask().json()["run"]["id"]
-    assert research.settled(run_id)["run"]["status"] == "completed", stored_run(research, run_id)
+    assert research.settled(run_id)["run"]["status"] == "completed", research.stored_run(run_id)
     (sent,) = research.world.gemini.requests
     assert sent.backend == "vertex"
     assert sent.body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 4096}

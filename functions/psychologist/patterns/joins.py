@@ -24,11 +24,12 @@ from functions.loop import outcomes as outcome_records
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import cosine_distance
+from functions.psychologist.patterns.documents import StoredPattern, Week
 from functions.psychologist.patterns.refresh import Summary, member_record, summary_of, week_of
 from shared.clients import db
 from shared.instance import settings
 from shared.retention import utcnow
-from shared.store import transact
+from shared.store import Changes, read_as, transact
 
 NEIGHBOURS = 5
 """Nearest summaries read per joining session."""
@@ -96,8 +97,8 @@ def join(project_id: str, summary: Summary, vector: Sequence[float]) -> str | No
 
     def apply(transaction: firestore.Transaction) -> None:
         current = (ref.get(transaction=transaction).to_dict() or {}).get("pattern_id")
-        pattern = pattern_ref.get(transaction=transaction).to_dict() or {}
-        changes: dict[str, Any] = {"embedding": Vector(list(vector))}
+        pattern = read_as(pattern_ref, StoredPattern, transaction)
+        changes: Changes = {"embedding": Vector(list(vector))}
         if current is None:
             now = utcnow()
             changes.update(pattern_id=pattern_id, distance=distance, joined_at=now)
@@ -109,10 +110,10 @@ def join(project_id: str, summary: Summary, vector: Sequence[float]) -> str | No
     return pattern_id
 
 
-def grown(pattern: dict[str, Any], ended_at: datetime) -> dict[str, Any]:
+def grown(pattern: StoredPattern | None, ended_at: datetime) -> Changes:
     """A pattern's counts with one more session that ended at `ended_at`."""
     week = week_of(ended_at)
-    weekly = [dict(row) for row in pattern.get("weekly") or []]
+    weekly = [Week(**row) for row in (pattern["weekly"] if pattern else [])]
     row = next((row for row in weekly if row["week"] == week), None)
     if row is None:
         weekly.append({"week": week, "matching": 1, "total": 1})
@@ -120,7 +121,7 @@ def grown(pattern: dict[str, Any], ended_at: datetime) -> dict[str, Any]:
     else:
         row["matching"] += 1
         row["total"] += 1
-    last_seen = max(pattern.get("last_seen") or ended_at, ended_at)
+    last_seen = max(pattern["last_seen"] if pattern else ended_at, ended_at)
     kept = timedelta(days=settings().psychologist_hypothesis_retention_days)
     return {
         "matching": firestore.Increment(1),

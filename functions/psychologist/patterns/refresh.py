@@ -22,10 +22,21 @@ from google.cloud.firestore_v1.vector import Vector
 
 from functions.loop import outcomes as outcome_records
 from functions.loop import store as outcome_store
+from functions.loop.documents import OutcomeRecord
 from functions.loop.outcomes import Merge
 from functions.psychologist import store as psychologist_store
+from functions.psychologist.documents import Session
 from functions.psychologist.patterns import store
 from functions.psychologist.patterns.clustering import Group, cosine_distance, groups
+from functions.psychologist.patterns.documents import (
+    Cost,
+    Labelling,
+    Placed,
+    Refreshed,
+    StoredPattern,
+    TargetRow,
+    Week,
+)
 from functions.psychologist.patterns.identity import Matched, matched
 from functions.psychologist.patterns.labels import SHOWN, Labelled, Shown, label
 from functions.psychologist.patterns.window import Window
@@ -33,6 +44,7 @@ from shared.clients import db
 from shared.ids import new_ulid
 from shared.instance import settings
 from shared.retention import utcnow
+from shared.store import Changes, Stored, as_stored, writable
 
 WRITES_PER_BATCH = 400
 """Under Firestore's 500 writes per batch."""
@@ -170,7 +182,7 @@ def _with(summary: Summary, vector: tuple[float, ...]) -> Summary:
     return Summary(**{**summary.__dict__, "vector": vector})
 
 
-def write_all(writes: Iterable[tuple[firestore.DocumentReference, dict[str, Any]]]) -> int:
+def write_all(writes: Iterable[tuple[firestore.DocumentReference, Changes]]) -> int:
     """Merge each change into its document, in batches; how many were written."""
     client, batch, pending, written = db(), None, 0, 0
     for ref, changes in writes:
@@ -205,7 +217,7 @@ def refresh_agent(
     now = utcnow()
     targets = targets_of(project_id, agent, summaries)
     earlier = _earlier_patterns(project_id, matching.ids)
-    writes: list[tuple[firestore.DocumentReference, dict[str, Any]]] = []
+    writes: list[tuple[firestore.DocumentReference, Changes]] = []
     grouped: dict[str, tuple[str, float]] = {}
     for group, pattern_id in zip(found, matching.ids, strict=True):
         members = [failing[i] for i in group.members]
@@ -214,15 +226,18 @@ def refresh_agent(
                 pattern_id,
                 round(cosine_distance(member.vector or (), group.centroid), 6),
             )
-        document = _pattern_document(project_id, agent, pattern_id, group, members, summaries)
-        document.update(
-            cost=cost_of(project_id, members),
-            by_target=by_target(members, summaries, targets),
-            hypothesis_ids=hypotheses_of(project_id, members),
-        )
-        document.update(_origin(pattern_id, matching))
-        document["window"] = {"since": window.since, "until": window.until}
-        document["refreshed_at"] = now
+        refreshed: Refreshed = {
+            **_placed(project_id, agent, pattern_id, group, members, summaries),
+            "cost": cost_of(project_id, members),
+            "by_target": by_target(members, summaries, targets),
+            "hypothesis_ids": hypotheses_of(project_id, members),
+            "window": {"since": window.since, "until": window.until},
+            "refreshed_at": now,
+        }
+        document = writable(refreshed)
+        split_from = _split_from(pattern_id, matching)
+        if split_from is not None:
+            document["split_from"] = split_from
         previous = earlier.get(pattern_id)
         if _needs_label(previous, members):
             labelled = label(_shown(members))
@@ -244,21 +259,22 @@ READS_PER_CALL = 300
 """Documents per batched read."""
 
 
-def _read(refs: Sequence[firestore.DocumentReference]) -> dict[str, dict[str, Any]]:
-    """Each existing document's data by id, read in batches."""
-    found: dict[str, dict[str, Any]] = {}
+def _read(refs: Sequence[firestore.DocumentReference], kind: type[Stored]) -> dict[str, Stored]:
+    """Each existing document's data by path, read in batches."""
+    found: dict[str, Stored] = {}
     for start in range(0, len(refs), READS_PER_CALL):
         for snapshot in db().get_all(list(refs[start : start + READS_PER_CALL])):
             if snapshot.exists:
-                found[snapshot.reference.path] = snapshot.to_dict() or {}
+                found[snapshot.reference.path] = as_stored(snapshot.to_dict() or {}, kind)
     return found
 
 
-def cost_of(project_id: str, members: Sequence[Summary]) -> dict[str, Any]:
+def cost_of(project_id: str, members: Sequence[Summary]) -> Cost:
     """The tokens and dollars the member sessions spent, as their sessions counted them
     (`usd` None when no session reported a cost)."""
     refs = [psychologist_store.session_ref(project_id, m.session_id) for m in members]
-    usages = [data.get("usage") or data.get("metered") or {} for data in _read(refs).values()]
+    sessions = _read(refs, Session).values()
+    usages = [data.get("usage") or data.get("metered") or {} for data in sessions]
     costs = [usage["cost_usd"] for usage in usages if "cost_usd" in usage]
     return {
         "input_tokens": int(sum(usage.get("input_tokens", 0) for usage in usages)),
@@ -273,10 +289,11 @@ def targets_of(
     """Each session's chosen runtime and model, from its outcome record (None, None where
     AgentConnect chose nothing for it)."""
     refs = [outcome_store.outcome_ref(project_id, s.session_id, agent) for s in summaries]
-    read = _read(refs)
+    read = _read(refs, OutcomeRecord)
     chosen: dict[str, tuple[str | None, str | None]] = {}
     for summary, ref in zip(summaries, refs, strict=True):
-        target = ((read.get(ref.path) or {}).get(outcome_store.SELECTION) or {}).get("target")
+        choice = read[ref.path].get("selection") if ref.path in read else None
+        target = choice["target"] if choice else None
         chosen[summary.session_id] = (
             (target.get("runtime"), target.get("model")) if target else (None, None)
         )
@@ -287,7 +304,7 @@ def by_target(
     members: Sequence[Summary],
     summaries: Sequence[Summary],
     targets: Mapping[str, tuple[str | None, str | None]],
-) -> list[dict[str, Any]]:
+) -> list[TargetRow]:
     """Per runtime and model chosen: the pattern's sessions of the agent's ended ones."""
     total = Counter(targets[summary.session_id] for summary in summaries)
     matching = Counter(targets[member.session_id] for member in members)
@@ -326,21 +343,24 @@ def _known(failing: Sequence[Summary]) -> dict[str, frozenset[str]]:
     return {pattern_id: frozenset(sessions) for pattern_id, sessions in members.items()}
 
 
-def _earlier_patterns(project_id: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _earlier_patterns(project_id: str, ids: Sequence[str]) -> dict[str, StoredPattern]:
     refs = [store.pattern_ref(project_id, pattern_id) for pattern_id in ids]
     return {
-        snapshot.id: snapshot.to_dict() or {} for snapshot in db().get_all(refs) if snapshot.exists
+        snapshot.id: as_stored(snapshot.to_dict() or {}, StoredPattern)
+        for snapshot in db().get_all(refs)
+        if snapshot.exists
     }
 
 
-def _origin(pattern_id: str, matching: Matched) -> dict[str, Any]:
+def _split_from(pattern_id: str, matching: Matched) -> str | None:
+    """The pattern this one split from, if it did."""
     for parent, children in matching.split.items():
         if pattern_id in children:
-            return {"split_from": parent}
-    return {}
+            return parent
+    return None
 
 
-def _needs_label(previous: Mapping[str, Any] | None, members: Sequence[Summary]) -> bool:
+def _needs_label(previous: StoredPattern | None, members: Sequence[Summary]) -> bool:
     """A new pattern, one never labelled, or one whose members mostly changed since."""
     if previous is None or "labelled_members" not in previous:
         return True
@@ -356,7 +376,7 @@ def _shown(members: Sequence[Summary]) -> list[Shown]:
     ]
 
 
-def _label_fields(labelled: Labelled, members: Sequence[Summary], now: datetime) -> dict[str, Any]:
+def _label_fields(labelled: Labelled, members: Sequence[Summary], now: datetime) -> Labelling:
     return {
         "title": labelled.title,
         "description": labelled.description,
@@ -369,14 +389,14 @@ def _label_fields(labelled: Labelled, members: Sequence[Summary], now: datetime)
     }
 
 
-def _pattern_document(
+def _placed(
     project_id: str,
     agent: str,
     pattern_id: str,
     group: Group,
     members: Sequence[Summary],
     summaries: Sequence[Summary],
-) -> dict[str, Any]:
+) -> Placed:
     """A pattern's place and counts, as of this refresh."""
     ended = [summary.ended_at for summary in members]
     return {
@@ -402,7 +422,7 @@ def week_of(moment: datetime) -> str:
     return f"{year}-W{week:02d}"
 
 
-def weekly(members: Sequence[Summary], summaries: Sequence[Summary]) -> list[dict[str, Any]]:
+def weekly(members: Sequence[Summary], summaries: Sequence[Summary]) -> list[Week]:
     """Per ISO week of the window: the pattern's sessions and the agent's ended sessions."""
     matching = Counter(week_of(member.ended_at) for member in members)
     total = Counter(week_of(summary.ended_at) for summary in summaries)
@@ -427,15 +447,15 @@ def _memberships(
     failing: Sequence[Summary],
     grouped: Mapping[str, tuple[str, float]],
     now: datetime,
-) -> list[tuple[firestore.DocumentReference, dict[str, Any]]]:
+) -> list[tuple[firestore.DocumentReference, Changes]]:
     """Each failing summary's pattern (None outside every group), where it changed, and
     its outcome record's where the pattern changed."""
-    writes: list[tuple[firestore.DocumentReference, dict[str, Any]]] = []
+    writes: list[tuple[firestore.DocumentReference, Changes]] = []
     for summary in failing:
         pattern_id, distance = grouped.get(summary.session_id, (None, None))
         if (pattern_id, distance) == (summary.pattern_id, summary.distance):
             continue
-        changes: dict[str, Any] = {"pattern_id": pattern_id, "distance": distance}
+        changes: Changes = {"pattern_id": pattern_id, "distance": distance}
         if pattern_id != summary.pattern_id:
             changes["joined_at"] = now
             writes.append(member_record(project_id, summary, pattern_id))

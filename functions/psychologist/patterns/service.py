@@ -24,6 +24,16 @@ from functions.loop.estimators import Share, wilson
 from functions.loop.randomization import DEFAULT_MEANINGFUL_RATIO
 from functions.psychologist import store as psychologist_store
 from functions.psychologist.patterns import store
+from functions.psychologist.patterns.documents import (
+    Cost,
+    MemberView,
+    PatternView,
+    Refused,
+    ShareView,
+    StoredPattern,
+    TargetRow,
+    TargetView,
+)
 from functions.psychologist.patterns.lifecycle import COMPLETED, new_refresh
 from functions.psychologist.patterns.store import RESOLVED
 from functions.psychologist.patterns.window import Window
@@ -42,17 +52,18 @@ from shared.http import Call, Reply
 from shared.ids import new_ulid
 from shared.retention import iso as rfc3339
 from shared.retention import parse_instant, utcnow
-from shared.store import read_as, transact
+from shared.store import as_stored, read_as, stream_as, transact
 
+NO_COST: Cost = {"input_tokens": 0, "output_tokens": 0, "usd": None}
 RECENT_REFRESHES = 10
 """Completed refreshes read to find the latest one of the agent asked for."""
 
 
-def pattern_view(data: Mapping[str, Any]) -> dict[str, Any]:
+def pattern_view(data: StoredPattern) -> PatternView:
     """A stored pattern in its published shape (`schemas/psychologist/pattern.json`)."""
     share = wilson(int(data.get("matching", 0)), int(data.get("total", 0)))
-    cost = data.get("cost") or {}
-    window = data.get("window") or {}
+    cost = data.get("cost") or NO_COST
+    window = data["window"]
     return {
         "id": data["id"],
         "agent": data["agent"],
@@ -79,7 +90,7 @@ def pattern_view(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _target_view(row: Mapping[str, Any]) -> dict[str, Any]:
+def _target_view(row: TargetRow) -> TargetView:
     share = wilson(int(row["matching"]), int(row["total"]))
     return {
         "runtime": row.get("runtime"),
@@ -88,7 +99,7 @@ def _target_view(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _share_view(share: Share) -> dict[str, Any]:
+def _share_view(share: Share) -> ShareView:
     return {
         "matching": share.count,
         "total": share.sessions,
@@ -136,7 +147,7 @@ def refresh_view(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _visible(data: Mapping[str, Any], params: Mapping[str, Any], window: Window) -> bool:
+def _visible(data: StoredPattern, params: Mapping[str, Any], window: Window) -> bool:
     """Whether a pattern is listed: not merged away, of the agent and status asked for,
     seen in the window."""
     return (
@@ -148,8 +159,8 @@ def _visible(data: Mapping[str, Any], params: Mapping[str, Any], window: Window)
     )
 
 
-def _ranked(found: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
-    def key(pattern: dict[str, Any]) -> tuple[float, str]:
+def _ranked(found: list[PatternView], sort: str) -> list[PatternView]:
+    def key(pattern: PatternView) -> tuple[float, str]:
         if sort == "cost":
             cost = pattern["cost"]
             return (-(cost["usd"] or 0.0) - cost["inputTokens"] * 1e-12, pattern["id"])
@@ -206,7 +217,7 @@ def list_patterns(call: Call) -> Reply:
         query = query.where(filter=FieldFilter("agent", "==", params["agent"]))
     found = [
         pattern_view(data)
-        for data in (snapshot.to_dict() or {} for snapshot in query.stream())
+        for data in stream_as(query, StoredPattern).values()
         if data.get("first_seen") and _visible(data, params, window)
     ]
     ranked = _ranked(found, params.get("sort", "sessions"))
@@ -221,9 +232,8 @@ def list_patterns(call: Call) -> Reply:
     return Reply(body, headers=headers)
 
 
-def _pattern(project_id: str, pattern_id: str) -> dict[str, Any]:
-    snapshot = store.pattern_ref(project_id, pattern_id).get()
-    data = snapshot.to_dict() if snapshot.exists else None
+def _pattern(project_id: str, pattern_id: str) -> StoredPattern:
+    data = read_as(store.pattern_ref(project_id, pattern_id), StoredPattern)
     if not data or not data.get("first_seen"):
         raise ApiError(ErrorCode.NOT_FOUND, "The pattern was not found")
     return data
@@ -271,7 +281,7 @@ def _trial_read(project_id: str, trial_id: str | None) -> dict[str, Any] | None:
     }
 
 
-def _member(session_id: str, data: Mapping[str, Any]) -> dict[str, Any]:
+def _member(session_id: str, data: Mapping[str, Any]) -> MemberView:
     joined: datetime | None = data.get("joined_at")
     return {
         "sessionId": session_id,
@@ -281,10 +291,11 @@ def _member(session_id: str, data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _refused(claim: Mapping[str, Any]) -> dict[str, Any]:
-    refused = {"claim": claim.get("claim"), "reason": claim["reason"]}
+def _refused(claim: Refused) -> Refused:
+    refused: Refused = {"claim": claim.get("claim"), "reason": claim["reason"]}
     if "sessionId" in claim:
-        refused.update(sessionId=claim["sessionId"], eventIds=list(claim.get("eventIds") or []))
+        refused["sessionId"] = claim["sessionId"]
+        refused["eventIds"] = list(claim.get("eventIds") or [])
     return refused
 
 
@@ -312,9 +323,8 @@ def decide(call: Call) -> Reply:
     params, body = call.params_as(PatternDecisionParams), call.body_as(DecisionRequest)
     ref = store.pattern_ref(params["projectId"], params["patternId"])
 
-    def apply(transaction: firestore.Transaction) -> dict[str, Any]:
-        snapshot = ref.get(transaction=transaction)
-        current = snapshot.to_dict() if snapshot.exists else None
+    def apply(transaction: firestore.Transaction) -> StoredPattern:
+        current = read_as(ref, StoredPattern, transaction)
         if not current or not current.get("first_seen"):
             raise ApiError(ErrorCode.NOT_FOUND, "The pattern was not found")
         if current.get("status") == RESOLVED:
@@ -331,6 +341,6 @@ def decide(call: Call) -> Reply:
             "request_id": call.request_id,
         }
         transaction.create(ref.collection("decisions").document(new_ulid()), decision)
-        return {**current, **changes}
+        return as_stored({**current, **changes}, StoredPattern)
 
     return Reply(pattern_view(transact(apply)))
