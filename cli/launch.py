@@ -183,6 +183,9 @@ class Runtime:
     """Subcommands refused: each would run another session than the one chosen."""
     cleared: tuple[str, ...] = ()
     """Variables that would override a chosen setting from the environment, removed."""
+    notes: Mapping[str, str] = field(default_factory=dict)
+    """What docs/agentconnect.md's table says of a cell beyond what the row renders, by
+    the cell's row there (`default`, `session`, `instructions`, `cleared`)."""
 
 
 CLAUDE_CODE = Runtime(
@@ -235,6 +238,7 @@ CLAUDE_CODE = Runtime(
     ),
     prompt_flags=frozenset({"-p", "--print"}),
     cleared=("CLAUDE_CODE_EFFORT_LEVEL", "ANTHROPIC_MODEL"),
+    notes={"cleared": "they would override the choice"},
 )
 GEMINI_CLI = Runtime(
     name="gemini-cli",
@@ -258,6 +262,11 @@ GEMINI_CLI = Runtime(
     # (https://geminicli.com/docs/cli/gemini-md, "Environment and workspace context files").
     instructions=("--include-directories", "{value}"),
     context_file="GEMINI.md",
+    notes={
+        "instructions": "an included directory is a workspace directory, whose `GEMINI.md` "
+        "Gemini CLI [loads as context with every prompt]"
+        "(https://geminicli.com/docs/cli/gemini-md); removed after the run"
+    },
     telemetry=ByEnvironment(
         variables={
             "GEMINI_TELEMETRY_ENABLED": "true",
@@ -351,6 +360,12 @@ CODEX = Runtime(
     ),
     subcommands=frozenset({"exec", "e"}),
     refused_subcommands=frozenset({"resume", "fork"}),
+    notes={
+        "default": "`codex exec` never asks for approval: read-only is the one sandbox never "
+        "freer than asking",
+        "session": "Codex names its own; the relay names the launched one on every record",
+        "instructions": "a TOML string: `-c` values are read as TOML",
+    },
 )
 RUNTIMES: dict[str, Runtime] = {
     runtime.name: runtime for runtime in (CLAUDE_CODE, GEMINI_CLI, CODEX)

@@ -56,6 +56,10 @@ def parser() -> argparse.ArgumentParser:
         "performance", help="regenerate docs/performance.md from the bench's results"
     )
     performance.add_argument("--check", action="store_true", help="fail if the file is stale")
+    runtimes = commands.add_parser(
+        "runtimes", help="regenerate docs/agentconnect.md's launcher table from RUNTIMES"
+    )
+    runtimes.add_argument("--check", action="store_true", help="fail if the table is stale")
     sources = commands.add_parser(
         "sources", help="regenerate docs/otlp.md's table of sources from the rows"
     )
@@ -275,13 +279,14 @@ def run(argv: list[str]) -> int:
             from cli.openapi import write
 
             return write(check=args.check)
-        elif args.command in ("capacity", "performance", "sources"):
-            from cli import capacity, performance, sources_table
+        elif args.command in ("capacity", "performance", "sources", "runtimes"):
+            from cli import capacity, performance, runtimes_table, sources_table
 
             pages = {
                 "capacity": capacity.write,
                 "performance": performance.write,
                 "sources": sources_table.write,
+                "runtimes": runtimes_table.write,
             }
             return pages[args.command](check=args.check)
         else:

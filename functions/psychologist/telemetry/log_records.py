@@ -38,8 +38,6 @@ from functions.psychologist.telemetry.sources import (
 )
 
 _TYPE_PART = re.compile(r"[^a-z0-9_]")
-TASK_ATTRIBUTES = ("prompt.id", "prompt_id")
-"""A log record's task: the prompt it belongs to."""
 KIND_TYPES = {Kind.TOOL: "tool.call", Kind.MODEL: "model.chat", Kind.PROMPT: "prompt.submitted"}
 
 
@@ -57,11 +55,13 @@ def name_of(record: LogRecord, attributes: Attributes, source: Source) -> str:
     return ""
 
 
-def record_id(session: str, name: str, record: LogRecord, attributes: Attributes) -> str:
+def record_id(
+    session: str, name: str, record: LogRecord, attributes: Attributes, source: Source
+) -> str:
     """A ULID that is the same for the same record whenever it is sent: its time is the
     record's, its randomness a hash of what identifies it."""
     nanos = record.time_unix_nano or record.observed_time_unix_nano
-    sequence = attributes.get("event.sequence", "")
+    sequence = attributes.get(source.sequence, "")
     key = (
         f"{session}|{name}|{nanos}|{sequence}|{record.SerializeToString(deterministic=True).hex()}"
     )
@@ -87,7 +87,7 @@ def _report(placed: Placed) -> tuple[Report, str] | str:
     session = session_id_of(source, attributes)
     if session is None:
         return "no session id (" + ", ".join(source.session_attributes) + ")"
-    agent = agent_of(attributes, placed.resource)
+    agent = agent_of(source, attributes, placed.resource)
     if agent is None:
         return "no gen_ai.agent.name and no service.name"
     name = name_of(record, attributes, source)
@@ -97,9 +97,9 @@ def _report(placed: Placed) -> tuple[Report, str] | str:
     ids = {Kind.TOOL: source.call_ids, Kind.MODEL: source.request_ids}.get(kind)
     call = first_of(attributes, ids) if ids is not None else None
     error = tool_failure(source, attributes, None) if kind == Kind.TOOL else None
-    if kind == Kind.MODEL and (name.endswith("error") or "error.message" in attributes):
-        error = first_of(attributes, ("error", "error.message", "status_code")) or name
-    task = first_of(attributes, TASK_ATTRIBUTES) or (
+    if kind == Kind.MODEL:
+        error = source.model_failure.of(name, attributes)
+    task = first_of(attributes, source.task_attributes) or (
         record.trace_id.hex() if any(record.trace_id) else None
     )
     return report_of(
@@ -112,7 +112,7 @@ def _report(placed: Placed) -> tuple[Report, str] | str:
             at=instant(nanos),
             attributes=attributes,
             described=("log", {"name": name}),
-            own_id=record_id(session, name, record, attributes),
+            own_id=record_id(session, name, record, attributes, source),
             report=(f"log:{name}", {"name": name, "failed": error is not None}),
             call_id=call,
             error=error,

@@ -59,7 +59,7 @@ def _report(
     if point.time_unix_nano == 0 or instant(point.time_unix_nano) > LATEST:
         return "no time, or a time after 2999"
     session = session_id_of(source, attributes)
-    agent = agent_of(attributes, placed.resource)
+    agent = agent_of(source, attributes, placed.resource)
     if session is None or agent is None:
         return "no session.id, or no agent or service name"
     series = json.dumps([metric.name, sorted(attributes.items(), key=str)], default=str)

@@ -100,14 +100,13 @@ def rfc3339(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def agent_of(attributes: Attributes, resource: Attributes) -> str | None:
-    """`gen_ai.agent.name` of the resource (what `evidencia launch` sets, and what a user
-    names the agent by), else of the record, else the resource's `service.name`, with
-    every character an agent name may not hold made `_` (at most 100)."""
-    name = (
-        resource.get("gen_ai.agent.name")
-        or attributes.get("gen_ai.agent.name")
-        or resource.get("service.name")
+def agent_of(source: Source, attributes: Attributes, resource: Attributes) -> str | None:
+    """The record's agent name where its row says it is (`AgentName`), with every
+    character an agent name may not hold made `_` (at most 100)."""
+    names = source.agent_name
+    places = ((resource, names.resource), (attributes, names.record), (resource, names.fallback))
+    name = next(
+        (found for where, keys in places for key in keys if (found := where.get(key))), None
     )
     if not name:
         return None

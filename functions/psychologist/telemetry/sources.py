@@ -89,6 +89,34 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class ModelFailure:
+    """How a source says that a model request failed: a log event whose name ends so, or
+    a record carrying one of `present`."""
+
+    suffix: str = "error"
+    present: tuple[str, ...] = ("error.message",)
+    reasons: tuple[str, ...] = ("error", "error.message", "status_code")
+    """Where the failure's reason is said; else the event's name."""
+
+    def of(self, name: str, attributes: Attributes) -> str | None:
+        """Why the log event's request failed, or None when it did not."""
+        if not (name.endswith(self.suffix) or any(key in attributes for key in self.present)):
+            return None
+        return first_of(attributes, self.reasons) or name
+
+
+@dataclass(frozen=True)
+class AgentName:
+    """Where a record's agent name is, first found first: `gen_ai.agent.name` of the
+    resource (what `evidencia launch` sets, and what a user names the agent by), else of
+    the record, else the resource's `service.name`."""
+
+    resource: tuple[str, ...] = ("gen_ai.agent.name",)
+    record: tuple[str, ...] = ("gen_ai.agent.name",)
+    fallback: tuple[str, ...] = ("service.name",)
+
+
+@dataclass(frozen=True)
 class Usage:
     """Where a model request's tokens and cost are, by the source's own names (the first
     present wins). Input counts every input token, cached and cache writes included."""
@@ -202,6 +230,13 @@ class Source:
     request_ids: tuple[str, ...] = REQUEST_IDS
     tool_names: tuple[str, ...] = TOOL_NAMES
     failure: Failure = field(default_factory=Failure)
+    model_failure: ModelFailure = field(default_factory=ModelFailure)
+    agent_name: AgentName = field(default_factory=AgentName)
+    task_attributes: tuple[str, ...] = ("prompt.id", "prompt_id")
+    """A log record's task: the prompt it belongs to (else its trace)."""
+    sequence: str = "event.sequence"
+    """The attribute that tells apart records sent at the same instant: part of a log
+    record's id."""
     usage: Usage = field(default_factory=Usage)
     metrics: tuple[Figure, ...] = ()
     kept: frozenset[str] = frozenset()

@@ -117,7 +117,7 @@ def _traces(request: ExportTraceServiceRequest) -> _Traces:
         session = session_id_of(source, attributes)
         if session is not None:
             traces.sessions.setdefault(span.trace_id, session)
-        agent = agent_of(attributes, placed.resource)
+        agent = agent_of(source, attributes, placed.resource)
         if agent is not None:
             traces.agents.setdefault(span.trace_id, agent)
         call = first_of(attributes, source.call_ids)
@@ -169,7 +169,7 @@ def _report(placed: Placed, traces: _Traces) -> tuple[Report, str] | str:
         return refused
     attributes = attributes_of(span.attributes)
     source = source_of(placed.resource, placed.scope, attributes)
-    agent = agent_of(attributes, placed.resource) or traces.agents.get(span.trace_id)
+    agent = agent_of(source, attributes, placed.resource) or traces.agents.get(span.trace_id)
     if agent is None:
         return "no gen_ai.agent.name and no service.name"
     read = _read(source, span, attributes, traces)
