@@ -5,11 +5,10 @@ rows of `RUNTIMES` in `cli/launch.py`, so that the page says what the launcher d
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from cli.launch import RUNTIMES, ByEnvironment, Runtime, Template
+from cli.page_table import ROOT, write_between
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "agentconnect.md"
 BEGIN = "<!-- the launcher's table: `evidencia runtimes` writes it from RUNTIMES -->"
 END = "<!-- end of the launcher's table -->"
@@ -133,16 +132,6 @@ def render() -> str:
 
 
 def write(check: bool = False) -> int:
-    page = TARGET.read_text(encoding="utf-8")
-    start, end = page.index(BEGIN), page.index(END) + len(END)
-    text = page[:start] + render() + page[end:]
-    if check:
-        if text != page:
-            print(
-                f"{TARGET.relative_to(ROOT)}: the launcher's table is stale (`evidencia runtimes`)"
-            )
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote the launcher's table in {TARGET}")
-    return 0
+    return write_between(
+        TARGET, BEGIN, END, render(), "the launcher's table", "runtimes", check=check
+    )

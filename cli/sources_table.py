@@ -4,11 +4,9 @@ reads. `--check` fails when the page's table is not the rows'."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from cli.page_table import ROOT, write_between
 from functions.psychologist.telemetry.sources import GENAI_SPANS, ROWS, Kind, Match, Source
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "otlp.md"
 BEGIN = "<!-- the table of sources: `evidencia sources` writes it from the rows -->"
 END = "<!-- end of the table of sources -->"
@@ -90,16 +88,6 @@ def render() -> str:
 
 
 def write(check: bool = False) -> int:
-    page = TARGET.read_text(encoding="utf-8")
-    start, end = page.index(BEGIN), page.index(END) + len(END)
-    text = page[:start] + render() + page[end:]
-    if check:
-        if text != page:
-            print(
-                f"{TARGET.relative_to(ROOT)}: its table of sources is stale (`evidencia sources`)"
-            )
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote the table of sources in {TARGET}")
-    return 0
+    return write_between(
+        TARGET, BEGIN, END, render(), "the table of sources", "sources", check=check
+    )
