@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -c "$$UV_PIN" > $(VENV)/uv.txt
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(VENV)/uv.txt
-	@echo "[2/3] installing the locked dependencies and test tools (about 5 s the first time)"
+	@echo "[2/3] installing the locked dependencies and test tools, compiled (about 20 s the first time)"
 	$(UV_PIP) --require-hashes -r requirements-test.lock
 	@echo "[3/3] installing evidencia"
 	$(UV_PIP) --no-deps -e .
