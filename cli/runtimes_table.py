@@ -59,7 +59,8 @@ def _fast_mode(runtime: Runtime) -> str:
 
 def _session(runtime: Runtime) -> str:
     if runtime.session is None:
-        return _noted("none", runtime, "session").replace("none (", "none: ").rstrip(")")
+        note = runtime.notes.get("session")
+        return f"none: {note}" if note else "none"
     return _template(runtime.session, "SESSION")
 
 

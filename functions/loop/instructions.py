@@ -1,5 +1,5 @@
 """An agent's standing instructions, versioned: the one writer that both a person's edit
-(AgentConnect) and a trial's adoption (the Psychologist) go through. A version is never
+(AgentConnect) and a trial's adoption (`trials.adopt`) go through. A version is never
 changed; the current one is copied onto the agent document, which a session start reads
 anyway, so serving it costs no read."""
 

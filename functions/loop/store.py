@@ -1,14 +1,16 @@
 """Where outcome records live: one per agent of an ended session, in the project that
 logged it.
 
-projects/{p}/outcomes/{s}-{a}   a = sha256(agent name)[:16]. The Psychologist merges how
-                                the session ended; AgentConnect merges, under `selection`,
-                                the choice frozen at the session's start (and the trial
-                                arms it was given) when the agent's outcome source names
-                                this project and agent. Either half may land first.
-projects/{p}/trials/{t}         a randomised trial of an accepted hypothesis's suggestion
+projects/{p}/outcomes/{s}-{a}   a = sha256(agent name)[:16]. Merged by `outcomes.py`:
+                                how the session ended (the Psychologist), the choice
+                                frozen at its start and the trial arms it was given
+                                (AgentConnect, under `selection`, when the agent's outcome
+                                source names this project and agent), the pattern it
+                                joined. Either half may land first.
+projects/{p}/trials/{t}         a randomised trial of an accepted hypothesis's or
+                                pattern's suggestion (`trials.py`)
 orgs/{o}/agents/{a}             `running_trials.{t}`: what a session start of the agent
-                                needs of each running trial, written by the Psychologist
+                                needs of each running trial, written by `trials.py`
                                 when the trial starts and stops (the start reads the agent
                                 anyway, so assignment costs no read)
 """
