@@ -29,6 +29,14 @@ class EmulatorError(RuntimeError):
     pass
 
 
+class PortTakenError(EmulatorError):
+    """The JVM could not bind the emulator's port: another process holds it."""
+
+
+BIND_FAILED = "java.net.BindException"
+"""What the emulator's log says when its port is already bound by another process."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -113,23 +121,47 @@ class Emulator:
         return f"http://{self.host}"
 
     def wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until this emulator serves. One this object started must also have said in
+        its log that it bound its port: an answer on the port alone may come from another
+        process that took the port first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
+                if BIND_FAILED in self._log():
+                    raise PortTakenError(f"Port {self.port} is in use by another process.")
                 raise EmulatorError(f"The Firestore emulator exited early: {self._log_tail()}")
-            try:
-                _request("GET", self.base_url + "/")
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.1)
-            else:
+            if self._bound() and self._answers():
                 return
+            time.sleep(0.1)
         raise EmulatorError(f"The Firestore emulator did not answer within {timeout:.0f} s.")
 
-    def _log_tail(self) -> str:
+    def _bound(self) -> bool:
+        return self.log is None or self.bound_line in self._log()
+
+    def _answers(self) -> bool:
+        try:
+            _request("GET", self.base_url + "/")
+        except (urllib.error.URLError, OSError):
+            return False
+        return True
+
+    @property
+    def port(self) -> int:
+        return int(self.host.rsplit(":", 1)[1])
+
+    @property
+    def bound_line(self) -> str:
+        """What the emulator prints once it has bound its port, and not before."""
+        return f"API endpoint: {self.base_url}"
+
+    def _log(self) -> str:
         if self.log is None:
             return ""
         self.log.flush()
-        return Path(self.log.name).read_text(errors="replace")[-2000:]
+        return Path(self.log.name).read_text(errors="replace")
+
+    def _log_tail(self) -> str:
+        return self._log()[-2000:]
 
     def document_exists(self, path: str) -> bool:
         """Whether the document at `path` (relative to the database root) exists."""
@@ -212,6 +244,11 @@ def command(
     return line
 
 
+PORT_ATTEMPTS = 3
+"""How many free ports `start` tries: a port found free can be taken by another process
+(another test worker's emulator, an outgoing connection) before the JVM binds it."""
+
+
 def start(
     port: int | None = None,
     functions_port: int | None = None,
@@ -222,9 +259,27 @@ def start(
     holding the documents of the export `seed` when one is given. In a session of its own
     (`own_session`), a terminal's Ctrl-C, sent to the whole foreground process group,
     reaches only its starter, which must then stop it (a host that keeps its data exports
-    it first); otherwise it stops with the terminal's Ctrl-C like its starter."""
+    it first); otherwise it stops with the terminal's Ctrl-C like its starter. Without a
+    `port`, it takes a free one, and another when that one was taken before the JVM bound
+    it."""
     jar, java = find_jar(), find_java()
-    port = port or free_port()
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        try:
+            return _start_on(port or free_port(), jar, java, functions_port, seed, own_session)
+        except PortTakenError:
+            if port is not None or attempt == PORT_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _start_on(
+    port: int,
+    jar: Path,
+    java: str,
+    functions_port: int | None,
+    seed: Path | None,
+    own_session: bool,
+) -> Emulator:
     command_line = command(str(jar), java, port, functions_port, seed)
     log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)  # noqa: SIM115 - closed by Emulator.stop
     process = subprocess.Popen(

@@ -179,9 +179,13 @@ def test_a_host_stopped_by_a_second_signal_or_a_closed_terminal_still_stops_its_
     )
     assert process.stderr is not None
     with process.stderr:
+        printed = []
         for line in process.stderr:
+            printed.append(line)
             if line.startswith("FIRESTORE_EMULATOR_HOST="):
                 break
+        else:
+            raise AssertionError("serve never started: " + "".join(printed))
         for sent in signals:
             process.send_signal(sent)
         said = process.stderr.read()
@@ -205,3 +209,22 @@ def test_tools_count_only_the_hosts_started_from_their_own_checkout(
         state["firestore_emulator_host"] = f"127.0.0.1:{port + 1000}"
         (tmp_path / f"evidencia-serve-{os.getuid()}-{port}.json").write_text(json.dumps(state))
     assert running_hosts() == {4001: "127.0.0.1:5001"}
+
+
+def test_an_emulator_whose_free_port_was_taken_before_it_bound_starts_on_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cli import emulator as emulator_module
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        held = taken.getsockname()[1]
+        ports = iter([held])
+        monkeypatch.setattr(emulator_module, "free_port", lambda: next(ports, None) or free_port())
+        started = emulator_module.start()
+        try:
+            assert started.port != held
+            assert started.document_exists("nothing/here") is False
+        finally:
+            started.stop()
+        with pytest.raises(emulator_module.PortTakenError, match=f"Port {held} is in use"):
+            emulator_module.start(port=held)
