@@ -150,8 +150,13 @@ class Session(TypedDict):
     """When a batch last arrived, moved at most once per heartbeat interval."""
     cause: NotRequired[str | None]
     ended_at: NotRequired[datetime]
+    ended_by_silence: NotRequired[bool]
+    """Ended by the sweep for silence while fed by telemetry: a provisional end, which a
+    later record reopens and an explicit end replaces."""
+    resumed: NotRequired[int]
+    """How many times a record reopened the session after silence had ended it."""
     analysis_id: NotRequired[str | None]
-    """The analysis an abnormal end queued."""
+    """The analysis its latest end queued."""
     last_analysis: NotRequired[LastAnalysis]
     source: NotRequired[str]
     """The telemetry source of a session fed by OTLP (`sources.py`); absent otherwise."""
@@ -438,6 +443,8 @@ class SessionView(TypedDict):
     lastEventAt: str | None
     endedAt: str | None
     analysisId: str | None
+    endedBySilence: bool
+    resumedCount: int
 
 
 SessionUsageView = TypedDict(
@@ -467,6 +474,8 @@ class SessionRow(TypedDict):
     usage: SessionUsageView
     createdAt: str
     endedAt: str | None
+    endedBySilence: bool
+    resumedCount: int
     lastAnalysisId: str | None
     instructionsVersion: int | None
     """The AgentConnect agent's instructions version the session was started under; None

@@ -90,6 +90,8 @@ def session_view(project_id: str, session_id: str, data: Session) -> SessionView
         "lastEventAt": _iso_of_micros(data.get("last_event_micros")),
         "endedAt": _iso_or_none(data.get("ended_at")),
         "analysisId": data.get("analysis_id"),
+        "endedBySilence": bool(data.get("ended_by_silence")),
+        "resumedCount": data.get("resumed", 0),
     }
 
 
@@ -123,6 +125,8 @@ def session_row(session_id: str, data: Session, version: int | None) -> SessionR
         "usage": usage_view(data),
         "createdAt": iso(data["created_at"]),
         "endedAt": _iso_or_none(data.get("ended_at")),
+        "endedBySilence": bool(data.get("ended_by_silence")),
+        "resumedCount": data.get("resumed", 0),
         "lastAnalysisId": last["id"] if last is not None else data.get("analysis_id"),
         "instructionsVersion": version,
     }

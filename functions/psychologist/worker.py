@@ -97,7 +97,7 @@ from shared.instance import settings
 from shared.jobs import Claim, Job, Settled, Snapshots
 from shared.retention import is_expired, parse_instant, utcnow
 from shared.spend import TokenUsage
-from shared.store import Changes, as_stored, read_all, read_as, stream_as, writable
+from shared.store import Changes, as_stored, data_as, read_all, read_as, stream_as, writable
 from shared.validation import Schema, inlined, load_schema
 
 REJECTION_BYTES = 16 * 1024
@@ -887,9 +887,11 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
     decided = plan_finish(analysis, work, stored, utcnow())
     summary = session_summary(analysis, work, utcnow())
     summary_ref = store.summary_ref(project_id, analysis["session_id"])
+    session_ref = store.session_ref(project_id, analysis["session_id"])
 
-    def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        write_outcomes(transaction, project_id, decided.outcomes)
+    def write(transaction: firestore.Transaction, _current: Job, snapshots: Snapshots) -> str:
+        if not superseded(analysis, snapshots[session_ref.path]):
+            write_outcomes(transaction, project_id, decided.outcomes)
         for hypothesis in decided.hypotheses:
             transaction.create(
                 store.hypotheses(project_id).document(hypothesis["id"]), writable(hypothesis)
@@ -902,19 +904,35 @@ def finish(claimed: Claim, work: AnalysisWork) -> Settled:
         store.spend(project_id).count(transaction, analysis["id"], tokens)
 
     def summarise(transaction: firestore.Transaction, snapshots: Snapshots) -> None:
-        """The session's one summary: the first written stays, so a retried job changes
-        nothing; written whatever became of the claim, so the session is counted."""
-        if summary is not None and not snapshots[summary_ref.path].exists:
+        """The session's one summary, of its latest end: the first written for an end
+        stays, so a retried job changes nothing; a later end's (the session spoke again
+        after silence ended it) replaces it; written whatever became of the claim, so the
+        session is counted."""
+        if summary is None or superseded(analysis, snapshots[session_ref.path]):
+            return
+        stored = data_as(snapshots[summary_ref.path], Summary)
+        if stored is None or stored["ended_at"] < summary["ended_at"]:
             transaction.set(summary_ref, writable(summary))
 
     return jobs.settle(
         claimed,
         write,
         {"usage": work.usage},
-        refs=[summary_ref],
+        refs=[summary_ref, session_ref],
         always=count_tokens,
         always_reading=summarise,
     )
+
+
+def superseded(analysis: Analysis, session: firestore.DocumentSnapshot[Any]) -> bool:
+    """Whether the analysis is of an end the session has since replaced (it spoke again
+    after silence ended it, and ended again): the later end's analysis, whose id sorts
+    after (ids are ULIDs), writes its outcome and summary."""
+    if analysis["trigger"] not in END_TRIGGERS:
+        return False
+    latest = data_as(session, Session)
+    newer = latest.get("analysis_id") if latest is not None else None
+    return newer is not None and newer > analysis["id"]
 
 
 def write_outcomes(
@@ -937,12 +955,15 @@ def _park(claimed: Claim, work: AnalysisWork) -> Settled:
         else []
     )
 
-    def write(transaction: firestore.Transaction, _current: Job, _snapshots: Snapshots) -> str:
-        write_outcomes(transaction, analysis["project_id"], outcomes)
+    session_ref = store.session_ref(analysis["project_id"], analysis["session_id"])
+
+    def write(transaction: firestore.Transaction, _current: Job, snapshots: Snapshots) -> str:
+        if not superseded(analysis, snapshots[session_ref.path]):
+            write_outcomes(transaction, analysis["project_id"], outcomes)
         transaction.update(claimed.ref, parked(work, utcnow()))
         return AnalysisStatus.PROCESSING
 
-    return jobs.settle(claimed, write, {"usage": work.usage})
+    return jobs.settle(claimed, write, {"usage": work.usage}, refs=[session_ref])
 
 
 def failed(

@@ -118,6 +118,15 @@ class Psychologist:
         body = {"state": state} | ({"cause": cause} if cause else {})
         return self.api.post(self.path(f"/sessions/{session}/end"), body, self.member)
 
+    def session(self, session_id: str) -> dict[str, Any]:
+        """The session as the sessions list shows it."""
+        reply = self.api.call("GET", self.path("/sessions"), token=self.viewer)
+        assert reply.status_code == 200, reply.text
+        listed = [item for item in reply.json() if item["sessionId"] == session_id]
+        assert len(listed) == 1, reply.json()
+        found: dict[str, Any] = listed[0]
+        return found
+
     def analyse(self, session: str) -> str:
         reply = self.api.post(self.path("/analyses"), {"sessionId": session}, self.member)
         assert reply.status_code == 202, reply.text

@@ -10,7 +10,7 @@ from google.cloud import firestore
 
 from functions.psychologist.documents import Event, Session, SessionState
 from functions.psychologist.telemetry.event_index import Indexed, body_key
-from functions.psychologist.telemetry.ingestion import plan_ingest
+from functions.psychologist.telemetry.ingestion import RESUMED, plan_ingest
 from shared.errors import ApiError, ErrorCode
 from shared.retention import parse_instant, to_micros
 
@@ -112,3 +112,18 @@ def test_an_ended_session_keeps_what_arrives_late_but_happened_before_its_end() 
     ended: Session = {**open_session(), "state": SessionState.CLOSED, "ended_at": NOW}
     plan = plan_ingest(ended, {"a": A}, {}, 0, NOW, INTERVAL)
     assert plan.fresh == [A]
+
+
+def test_a_session_silence_ended_is_reopened_by_a_record_after_its_end() -> None:
+    ended: Session = {
+        **open_session(),
+        "state": SessionState.CLOSED,
+        "cause": "turns_closed",
+        "ended_at": NOW - timedelta(hours=2),
+        "ended_by_silence": True,
+    }
+    plan = plan_ingest(ended, {"a": A}, {}, 0, NOW, INTERVAL)
+    assert plan.fresh == [A]
+    assert plan.session is not None
+    assert {key: plan.session.changes[key] for key in RESUMED} == RESUMED
+    assert plan.session.changes["last_seen_at"] == NOW

@@ -29,10 +29,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
+from functions.loop import store as loop_store
 from functions.psychologist import store
 from functions.psychologist.telemetry.spans import event_id
 from shared.validation import issues_for
-from tests.api import Configure, document, wait_for
+from tests.api import Configure, document, redeliver, wait_for
 from tests.psychologist.conftest import Psychologist, hypothesis
 
 CONVERSATION = "conv-trip-42"
@@ -337,3 +338,97 @@ def test_an_export_without_a_valid_token_is_refused_and_stores_nothing(psy: Psyc
     finally:
         sender.shutdown()
     assert _sessions(psy) == []
+
+
+def test_a_session_silence_ended_takes_its_next_turn_and_is_judged_again_on_its_whole_log(
+    psy: Psychologist, configure: Configure
+) -> None:
+    """An engineer back from a pause: the sweep ended the silent session, its next turn's
+    spans are answered in full (no partial success), reopen it, and its next end is judged
+    on both turns: the session, its outcome record and its summary are the second end's."""
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1", PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
+    path = f"projects/{psy.project}/sessions/{CONVERSATION}"
+    first = agent_run(failing=False)
+    assert export(psy, first, "protobuf") == SpanExportResult.SUCCESS
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
+    ended = psy.session(CONVERSATION)
+    assert (ended["state"], ended["cause"], ended["endedBySilence"]) == (
+        "closed",
+        "turns_closed",
+        True,
+    )
+    first_analysis = psy.settled(ended["lastAnalysisId"])["id"]
+
+    second = agent_run(failing=True)
+    psy.world.gemini.answer_json({"hypotheses": []})
+    answer = _post(psy, encode_spans(second).SerializeToString(), "application/x-protobuf")
+    assert ExportTraceServiceResponse.FromString(answer.content) == ExportTraceServiceResponse()
+    resumed = psy.session(CONVERSATION)
+    assert (resumed["state"], resumed["endedAt"], resumed["resumedCount"]) == ("open", None, 1)
+    assert resumed["eventCount"] == len(first) + len(second)
+
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
+    again = psy.session(CONVERSATION)
+    assert (again["state"], again["cause"]) == ("closed_abnormally", "last_turn_failed")
+    assert again["lastAnalysisId"] != first_analysis
+    assert psy.settled(again["lastAnalysisId"])["status"] == "completed"
+    outcome = document(loop_store.outcome_ref(psy.project, CONVERSATION, "trip-planner").path)
+    assert (outcome["analysis_id"], outcome["ended_as"], outcome["event_count"]) == (
+        again["lastAnalysisId"],
+        "closed_abnormally",
+        len(first) + len(second),
+    )
+    summary = document(f"projects/{psy.project}/summaries/{CONVERSATION}")
+    assert (summary["state"], summary["ended_at"]) == (
+        "closed_abnormally",
+        document(path)["ended_at"],
+    )
+
+
+def test_an_explicit_end_replaces_the_sweeps_and_then_takes_no_record_after_it(
+    psy: Psychologist, configure: Configure
+) -> None:
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1", PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
+    assert export(psy, agent_run(failing=False), "protobuf") == SpanExportResult.SUCCESS
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
+    reply = psy.end(CONVERSATION, "closed_abnormally", "user_interrupted")
+    assert reply.status_code == 200, reply.text
+    assert (reply.json()["cause"], reply.json()["endedBySilence"]) == ("user_interrupted", False)
+    late = _post(
+        psy, encode_spans(agent_run(failing=False)).SerializeToString(), "application/x-protobuf"
+    )
+    rejected = ExportTraceServiceResponse.FromString(late.content).partial_success
+    assert (rejected.rejected_spans, "has ended" in rejected.error_message) == (5, True)
+    assert psy.session(CONVERSATION)["resumedCount"] == 0
+
+
+def test_an_earlier_ends_analysis_settling_last_leaves_the_later_ends_outcome_and_summary(
+    psy: Psychologist, configure: Configure
+) -> None:
+    """The first end's analysis is still asking Gemini when the session resumes and ends
+    again; the second end's analysis settles first. The first, settling last, must not put
+    its partial judgement back over the whole one."""
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1", PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
+    path = f"projects/{psy.project}/sessions/{CONVERSATION}"
+    first, second = agent_run(failing=True), agent_run(failing=False)
+    held = psy.world.gemini.held_answer_json({"hypotheses": []})
+    assert export(psy, first, "protobuf") == SpanExportResult.SUCCESS
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
+    first_analysis = document(path)["analysis_id"]
+    assert held.wait_reached()
+
+    assert export(psy, second, "protobuf") == SpanExportResult.SUCCESS
+    assert wait_for(lambda: psy.sweep()["sessions"]) == [CONVERSATION]
+    second_analysis = document(path)["analysis_id"]
+    # the emulator delivers one event at a time to a trigger; Cloud Functions does not
+    analysis_path = f"projects/{psy.project}/analyses/{second_analysis}"
+    assert redeliver(psy.api, "psychologist_analysis_worker", analysis_path) < 300
+    assert psy.settled(second_analysis)["status"] == "completed"
+    outcome_path = loop_store.outcome_ref(psy.project, CONVERSATION, "trip-planner").path
+    whole = (second_analysis, "closed", len(first) + len(second))
+
+    held.open()
+    assert psy.settled(first_analysis)["status"] == "completed"
+    outcome = document(outcome_path)
+    assert (outcome["analysis_id"], outcome["ended_as"], outcome["event_count"]) == whole
+    assert document(f"projects/{psy.project}/summaries/{CONVERSATION}")["state"] == "closed"

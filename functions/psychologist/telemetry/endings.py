@@ -92,11 +92,17 @@ def close_session(
     state: str,
     cause: str | None,
     current: Session,
+    by_silence: bool = False,
 ) -> Session:
     """End an open session and, in the same transaction, queue its analysis: an abnormal
     end's asks Gemini; a normal end's only counts the log's signals into the session's
-    outcomes, which the effect of an accepted suggestion compares."""
+    outcomes, which the effect of an accepted suggestion compares. A telemetry-fed
+    session's end `by_silence` is provisional (see `provisional`)."""
     changes: Changes = {"state": state, "cause": cause, "ended_at": utcnow()}
+    if by_silence and "source" in current:
+        changes["ended_by_silence"] = True
+    elif current.get("ended_by_silence"):
+        changes["ended_by_silence"] = False
     abnormal = state == SessionState.CLOSED_ABNORMALLY
     trigger = AnalysisTrigger.ABNORMAL_END if abnormal else AnalysisTrigger.SESSION_END
     analysis_id, analysis = new_analysis(project_id, session_id, trigger, None)
@@ -129,16 +135,23 @@ class Ended:
     """OPEN when this call ended it."""
 
 
+def provisional(session: Session) -> bool:
+    """Whether the session is open, or ended only by silence while fed by telemetry: an
+    agent that paused may speak again, so a later record reopens it and an explicit end
+    replaces the sweep's."""
+    return session["state"] == SessionState.OPEN or bool(session.get("ended_by_silence"))
+
+
 def end(project_id: str, session_id: str, state: str, cause: str | None) -> Ended:
-    """End the session when it is open (404 when it does not exist); an ended session is
-    left as it is."""
+    """End the session when it is open or ended only by silence (404 when it does not
+    exist); an explicitly ended session is left as it is."""
     session = store.session_ref(project_id, session_id)
 
     def apply(transaction: firestore.Transaction) -> Ended:
         current = read_as(session, Session, transaction)
         if current is None:
             raise not_found("The session")
-        if current["state"] != SessionState.OPEN:
+        if not provisional(current):
             return Ended(current, current["state"])
         closed = close_session(transaction, project_id, session_id, state, cause, current)
         return Ended(closed, SessionState.OPEN)
@@ -179,7 +192,7 @@ def end_if_still_silent(session: firestore.DocumentReference, cutoff: datetime) 
         ):
             return False
         state, cause = silent_end(current)
-        close_session(transaction, project_id, session.id, state, cause, current)
+        close_session(transaction, project_id, session.id, state, cause, current, by_silence=True)
         return True
 
     return transact(apply)

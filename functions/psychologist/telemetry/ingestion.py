@@ -53,6 +53,7 @@ from shared.store import (
     commit_if_unchanged,
     data_as,
     read_all,
+    unchanged_since,
     writable,
     write_if_unchanged,
 )
@@ -161,8 +162,9 @@ def plan_ingest(  # noqa: PLR0913 - the decision's inputs, each read once by `in
     (by event id, None when absent): an event indexed and not expired is a duplicate when
     its body is the same and a conflict when it is not, unless it is mergeable, whose
     `stored` report is merged with it (a duplicate when the merge changes nothing); an
-    expired one is received anew; an ended session takes no event after its end (a
-    replayed batch is still answered)."""
+    expired one is received anew; a session its agent or launcher ended takes no event after
+    its end (a replayed batch is still answered), and one that silence ended is reopened by
+    any new record."""
     fresh: list[Event] = []
     replaced: list[Replaced] = []
     duplicates = repeats
@@ -182,10 +184,27 @@ def plan_ingest(  # noqa: PLR0913 - the decision's inputs, each read once by `in
         else:
             raise conflict(f"Event {event_id} was already received with a different body.")
     written = fresh + [change.merged for change in replaced]
+    resumes = False
     if current is not None and current["state"] != SessionState.OPEN:
-        _check_before_end(current, written)
+        resumes = bool(current.get("ended_by_silence"))
+        if not resumes:
+            _check_before_end(current, written)
     write = _session_write(current, fresh, replaced, now, interval, telemetry)
+    if write is not None and resumes:
+        write.changes.update(RESUMED | {"last_seen_at": now})
     return IngestPlan(fresh, duplicates, write, replaced)
+
+
+RESUMED: Changes = {
+    "state": SessionState.OPEN,
+    "cause": None,
+    "ended_at": firestore.DELETE_FIELD,
+    "ended_by_silence": False,
+    "analysis_id": None,
+    "resumed": firestore.Increment(1),
+}
+"""A session that silence had ended, spoken to again: open until it falls silent again,
+when it is judged anew on its whole log."""
 
 
 def _check_before_end(ended: Session, written: list[Event]) -> None:
@@ -271,7 +290,9 @@ def ingest(
         if decided.session is not None and decided.session.create:
             writes.create(session, decided.session.changes)
         elif decided.session is not None:
-            writes.update(session, decided.session.changes)
+            # as read: an end by the sweep or the agent that came after this read is never
+            # overwritten, nor followed by events the batch judged against an open session
+            writes.update(session, decided.session.changes, option=unchanged_since(held))
         return len(written), decided.duplicates
 
     return commit_if_unchanged(plan)
