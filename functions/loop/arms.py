@@ -35,6 +35,7 @@ from functions.loop.randomization import (
     verdict_of,
 )
 from functions.loop.safe import ALPHA, HARM, Table, harm_found
+from shared.retention import iso
 from shared.store import counted
 
 PATTERN_BASIS = "pattern"
@@ -133,7 +134,8 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
     else:
         verdict, basis = abnormal_verdict, [(treated.abnormal, control.abnormal)]
         named = ["abnormal_end"]
-    mismatch = sample_ratio_mismatch(treated, control)
+    latched = trial.get("mismatch_flagged_at")
+    mismatch = latched is not None or sample_ratio_mismatch(treated, control)
     if mismatch and verdict in ("improved", "worse"):
         verdict = WITHHELD
     plan = needed(control, [shown for _, shown in basis], trial["share"], meaningful)
@@ -152,7 +154,11 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
             }
             for arm, c in counts.items()
         },
-        "sampleRatioMismatch": {"flagged": mismatch, "alpha": SRM_ALPHA},
+        "sampleRatioMismatch": {
+            "flagged": mismatch,
+            "alpha": SRM_ALPHA,
+            "flaggedAt": iso(latched) if latched is not None else None,
+        },
         "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
         "signalKinds": per_kind,
         "basis": named,

@@ -142,6 +142,9 @@ class Trial(TypedDict):
     """A pattern's trial that read `improved` and resolved its pattern."""
     verdict: str | None
     """The randomized verdict when it stopped (None while running)."""
+    mismatch_flagged_at: NotRequired[datetime]
+    """When a read first found a sample-ratio mismatch: the flag is latched from then on,
+    so no verdict is served after it rose, even if the counts would lower it again."""
 
 
 class TrialOrigin(TypedDict):
@@ -284,6 +287,8 @@ class PatternRead(Judged):
 class Mismatch(TypedDict):
     flagged: bool
     alpha: float
+    flaggedAt: str | None
+    """When a read first raised it: it stays raised for the trial's life."""
 
 
 class GuardrailRead(TypedDict):

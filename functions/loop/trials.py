@@ -50,6 +50,7 @@ from shared.store import (
     read_all,
     read_as,
     read_fields,
+    transact,
     unchanged_since,
     writable,
 )
@@ -213,8 +214,31 @@ def trial_view(trial: Trial, read: RandomizedRead | None = None) -> TrialView:
 
 
 def read_of(trial: Trial) -> RandomizedRead:
-    """The trial's randomized read as it stands."""
-    return randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    """The trial's randomized read as it stands. The first read that finds a sample-ratio
+    mismatch latches it on the trial, for every read after."""
+    read = randomized(trial, arm_counts(trial), DEFAULT_MEANINGFUL_RATIO)
+    if read["sampleRatioMismatch"]["flagged"] and "mismatch_flagged_at" not in trial:
+        latched = _latch_mismatch(trial)
+        read["sampleRatioMismatch"]["flaggedAt"] = iso(latched)
+    return read
+
+
+def _latch_mismatch(trial: Trial) -> datetime:
+    """Keep the moment a mismatch was first found on the trial; a reader that finds it
+    already kept gets the kept one."""
+    ref = outcome_store.trial_ref(trial["project_id"], trial["id"])
+
+    def apply(transaction: firestore.Transaction) -> datetime:
+        current = read_as(ref, Trial, transaction)
+        kept = current.get("mismatch_flagged_at") if current is not None else None
+        if kept is not None:
+            return kept
+        now = utcnow()
+        if current is not None:
+            transaction.update(ref, {"mismatch_flagged_at": now})
+        return now
+
+    return transact(apply)
 
 
 def stop(trial: Trial, read: RandomizedRead, by: str, reason: str | None) -> Trial:

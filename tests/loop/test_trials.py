@@ -79,7 +79,7 @@ def test_a_trial_assigns_stable_arms_and_reads_a_verdict_matching_what_was_sent(
         effect["meaningfulRatio"],
     )
     assert (effect["sessionsNeeded"], effect["sessionsNeededReason"]) == (plan.sessions, None)
-    assert effect["sampleRatioMismatch"] == {"flagged": False, "alpha": 0.01}
+    assert effect["sampleRatioMismatch"] == {"flagged": False, "alpha": 0.01, "flaggedAt": None}
     assert effect["guardrail"]["harmFound"] is False
     assert tried.effect()["randomized"]["trialId"] == trial["id"]
 
@@ -178,4 +178,20 @@ def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdi
     reopened_read = effect["signalKinds"]["task_reopened"]
     assert reopened_read["low"] < 1 < reopened_read["high"]
     assert effect["verdict"] == "no_clear_change"
-    assert effect["sampleRatioMismatch"]["flagged"] is True
+    flag = effect["sampleRatioMismatch"]
+    assert flag["flagged"] is True
+    assert flag["flaggedAt"] is not None
+
+    # the lost sessions' telemetry arrives after all: the counts alone would lower the flag
+    batch = client.batch()
+    for index in range(980 - int(arm == "treatment"), 1225 - int(arm == "treatment")):
+        batch.set(
+            outcome_store.outcome_ref(tried.loop.project, f"s-treatment-{index}", "a"),
+            {"abnormal_end": 0, "signals": {"task_reopened": 0}},
+            merge=True,
+        )
+    batch.commit()
+    again = tried.loop.connect.api.call("GET", tried.path(f"/trials/{trial}"), token=tried.admin)
+    later = again.json()["effect"]
+    assert later["arms"]["treatment"]["lost"] == 0
+    assert later["sampleRatioMismatch"] == flag
