@@ -198,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                 "trials",
                 "randomised trials read after every session to 2,000: 4,000 with no "
                 "difference at each of three control shares, 2,000 at each unequal split and "
-                "loss, 1,000 for each power, harm and sessionsNeeded figure, the exact method "
-                "beside the asymptotic one (about 10 min)",
+                "loss, 1,000 for each power, harm and sessionsNeeded figure and for each "
+                "outcome-dependent loss, the exact method beside the asymptotic one (about "
+                "25 min)",
                 trials,
             ),
             (

@@ -281,6 +281,76 @@ def _loss_flags(lost: tuple[float, float], trials: int, seed: int) -> float:
     return raised / trials
 
 
+HIDDEN = 0.3
+"""The share of the treated arm's sessions that end badly which never report (a crash
+before the telemetry flushes), in the outcome-dependent loss."""
+LOSS_TRIALS = 1_000
+
+
+def _served_under_loss(
+    a: Counts, n1: Counts, b: Counts, n0: Counts, m1: Counts, m0: Counts, rule: str
+) -> Verdicts:
+    """-1 improved, 1 worse, 0 neither at every session, with `m1`, `m0` sessions assigned
+    and never joined: `joined` reads the joined sessions alone, the mismatch flag recomputed
+    at each read (the rule before); `served` is the effect read's (`arms.judged`), `improved`
+    only when it also holds with the unjoined sessions counted as showing the kind, and the
+    flag latched from its first rise."""
+    srm = log_e_values(m1, n1 + m1, m0, n0 + m0, EITHER_WAY) >= SRM_LOG_THRESHOLD
+    crossed = log_e_values(a, n1, b, n0, HELP_AND_HARM) >= LOG_THRESHOLD
+    side = _sides(a, n1, b, n0)
+    worse, improved = crossed & (side > 0), crossed & (side < 0)
+    if rule == "served":
+        a_, n1_, b_, n0_ = a + m1, n1 + m1, b + m0, n0 + m0
+        bound = log_e_values(a_, n1_, b_, n0_, HELP_AND_HARM) >= LOG_THRESHOLD
+        improved &= bound & (_sides(a_, n1_, b_, n0_) < 0)
+        srm = np.maximum.accumulate(srm, axis=1)
+    verdicts = np.where(improved, -1, np.where(worse, 1, 0)).astype(np.int8)
+    return np.where(srm, 0, verdicts).astype(np.int8)
+
+
+def _outcome_loss(rule: str, control: float, trials: int, seed: int) -> float:
+    """The share of trials with no true difference that ever read a verdict when `HIDDEN`
+    of the treated sessions that end badly never report, read after every assigned session
+    to the 2,000th."""
+    rng = np.random.default_rng(seed)
+    ever = 0
+    for _, size in chunks(trials):
+        treated = rng.random((size, HORIZON)) < SHARE
+        bad = rng.random((size, HORIZON)) < control
+        lost = treated & bad & (rng.random((size, HORIZON)) < HIDDEN)
+        joined = ~lost
+
+        def cum(mask: npt.NDArray[np.bool_]) -> Counts:
+            return np.cumsum(mask, axis=1, dtype=np.float64)
+
+        verdicts = _served_under_loss(
+            cum(treated & joined & bad),
+            cum(treated & joined),
+            cum(~treated & bad),
+            cum(~treated),
+            cum(treated & lost),
+            np.zeros((size, HORIZON)),
+            rule,
+        )
+        verdicts[:, 0] = 0
+        ever += int((verdicts != 0).any(axis=1).sum())
+    return ever / trials
+
+
+def _outcome_losses(trials: int, seed: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "control_share": control,
+            "hidden": HIDDEN,
+            **{
+                f"{rule}_false_share": round(_outcome_loss(rule, control, trials, seed + index), 4)
+                for rule in ("joined", "served")
+            },
+        }
+        for index, control in enumerate(NULL_SHARES)
+    ]
+
+
 def _null(method: str, trials: int, seed: int) -> list[dict[str, Any]]:
     found = []
     for index, control in enumerate(NULL_SHARES):
@@ -411,6 +481,8 @@ def trials(count: int = TRIALS, null_count: int = NULL_TRIALS) -> dict[str, Any]
             }
             for i, lost in enumerate(LOSSES)
         ],
+        "loss_trials": LOSS_TRIALS,
+        "outcome_loss": _outcome_losses(LOSS_TRIALS, SEED + 80),
         "harm": _harms(count, SEED + 50),
         "harm_null": _null("harm", null_count, SEED + 70),
         "needed_trials": NEEDED_TRIALS,

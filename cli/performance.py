@@ -412,7 +412,8 @@ TRIAL_TARGET = Target(
 TRIAL_LOSS_TARGET = Target(
     f"A trial stays valid when sessions go missing: false verdicts at most "
     f"{TRIAL_FALSE_MAX:.0%} at joined splits of 46%, 40% and 30% treated against a declared "
-    f"half and the guardrail finding harm where there is none as rarely, the sample-ratio "
+    "half, when the treated sessions that end badly go missing more often, and "
+    f"the guardrail finding harm where there is none as rarely, the sample-ratio "
     f"mismatch flag raised at most {SRM_FALSE_MAX:.0%} of the time "
     "when both arms lose alike, and sessionsNeeded found within at least "
     f"{TRIAL_POWER_MIN:.0%} of the time wherever a number is served",
@@ -425,14 +426,16 @@ TRIAL_LOSS_TARGET = Target(
 
 def _trial_loss_goals(trials: Results) -> tuple[bool, str]:
     false = max(each["false_share"] for each in [*trials["splits"], *trials["harm_null"]])
+    hidden = max(each["served_false_share"] for each in trials["outcome_loss"])
+    false = max(false, hidden)
     alike, one_arm = trials["sample_ratio_mismatch"]
     served = [each for each in trials["sessions_needed"] if each["found_share"] is not None]
     lowest = min(each["found_share"] for each in served)
     met = false <= TRIAL_FALSE_MAX and alike["flagged_share"] <= SRM_FALSE_MAX
     met = met and lowest >= TRIAL_POWER_MIN
     return met, (
-        f"false verdicts and false harm at most {false:.1%} over the unequal splits and the "
-        f"guardrail; mismatch flagged "
+        f"false verdicts and false harm at most {false:.1%} over the unequal splits, the "
+        f"outcome-dependent loss ({hidden:.1%}) and the guardrail; mismatch flagged "
         f"{alike['flagged_share']:.1%} of trials losing 5% in both arms and "
         f"{one_arm['flagged_share']:.1%} losing 25% of treatment; sessionsNeeded found within "
         f"{lowest:.1%} of trials at least ({len(served)} cases)"
@@ -1101,6 +1104,12 @@ def _trial_losses(trials: Results) -> list[str]:
         f"{each['false_share']:.1%} at control {each['control_share']:.0%}"
         for each in trials["harm_null"]
     )
+    hidden = "; ".join(
+        f"at control {each['control_share']:.0%}, {each['served_false_share']:.1%} served "
+        f"(joined sessions alone, the flag recomputed at each read: "
+        f"{each['joined_false_share']:.1%})"
+        for each in trials["outcome_loss"]
+    )
     harm = "; ".join(
         f"{each['true_ratio']} at {each['control_share']:.0%} found by "
         f"{each['sessions_for_80']} sessions (80% of trials), its mirror "
@@ -1114,7 +1123,12 @@ def _trial_losses(trials: Results) -> list[str]:
         f"declared half, sessions lost at random ({trials['split_trials']:,} trials each, "
         f"read after every session to the {trials['horizon']:,}th; goal at most 5%). The "
         f"sample-ratio mismatch flag ({trials['split_trials']:,} trials each, goal at most 1% "
-        f"when both arms lose alike): {flags}. Harm, the guardrail's one-sided test beside "
+        f"when both arms lose alike): {flags}. When the loss depends on the outcome "
+        f"({trials['outcome_loss'][0]['hidden']:.0%} of the treated sessions that end badly "
+        "never report, "
+        f"{trials['loss_trials']:,} trials each), false verdicts {hidden}: `improved` is "
+        "served only when it also holds with every unjoined session counted as showing the "
+        "kind, and the flag is latched. Harm, the guardrail's one-sided test beside "
         f"the two-sided read's mirror improvement: {harm}; with no true difference it ever "
         f"finds harm in {false_harm} of {trials['null_trials']:,} trials each (goal at most "
         "5%).",

@@ -98,9 +98,13 @@ function table(rows) {
 }
 
 function ending(row) {
-  if (row.state === "open") return "open";
+  const pauses = row.resumedCount === 1 ? "a pause" : `${row.resumedCount} pauses`;
+  const resumed = row.resumedCount ? `, resumed after ${pauses}` : "";
+  if (row.state === "open") return `open${resumed}`;
   const state = row.state === "closed" ? "closed" : "closed abnormally";
-  return row.cause ? `${state} (${row.cause})` : state;
+  const cause = row.cause ? ` (${row.cause})` : "";
+  const silence = row.endedBySilence ? " by silence, until its next record" : "";
+  return `${state}${cause}${silence}${resumed}`;
 }
 
 function cost(usage) {

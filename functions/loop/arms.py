@@ -18,6 +18,7 @@ from functions.loop.documents import (
     AfterAdoption,
     Arm,
     GuardrailRead,
+    Judged,
     KindRead,
     PatternRead,
     RandomizedRead,
@@ -52,8 +53,10 @@ METHOD = (
     "contingency tables and beyond', Statistics & Probability Letters 2023), taken at the "
     "arms' joined sizes so that sessions lost for reasons unrelated to the outcome cannot "
     "make a verdict: exact at every sample size and valid however often it is read; high "
-    "null means no upper end. A loss that depends on the outcome biases any method: an "
-    "unequal loss between the arms is flagged and withholds the verdict."
+    "null means no upper end. A loss that depends on the outcome biases a read of the "
+    "joined sessions alone, so improved must also hold with every assigned session not "
+    "joined counted as showing the kind (unjoinedAsFailing); an unequal loss between the "
+    "arms is flagged, for the trial's life, and withholds the verdict."
 )
 
 
@@ -108,20 +111,16 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
     per_kind: dict[str, KindRead] = {}
     verdicts: dict[str, str] = {}
     for kind in SIGNAL_KINDS:
-        verdict, ratio = verdict_of(
-            treated.kinds[kind], treated.joined, control.kinds[kind], control.joined
-        )
-        verdicts[kind] = verdict
+        kind_read = judged(treated.kinds[kind], treated, control.kinds[kind], control)
+        verdicts[kind] = kind_read["verdict"]
         per_kind[kind] = {
             "specific": kind in kinds,
             "treatment": share_of(treated.kinds[kind], treated.joined),
             "control": share_of(control.kinds[kind], control.joined),
-            **ratio,
-            "verdict": verdict,
+            **kind_read,
         }
-    abnormal_verdict, abnormal_ratio = verdict_of(
-        treated.abnormal, treated.joined, control.abnormal, control.joined
-    )
+    abnormal = judged(treated.abnormal, treated, control.abnormal, control)
+    abnormal_verdict = abnormal["verdict"]
     pattern = _pattern_read(trial, treated, control)
     if pattern is not None:
         verdict = pattern["verdict"]
@@ -159,7 +158,7 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
             "alpha": SRM_ALPHA,
             "flaggedAt": iso(latched) if latched is not None else None,
         },
-        "abnormalEnds": {**abnormal_ratio, "verdict": abnormal_verdict},
+        "abnormalEnds": abnormal,
         "signalKinds": per_kind,
         "basis": named,
         "pattern": pattern,
@@ -174,21 +173,41 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
     return read
 
 
+def judged(
+    shown_treated: int, treated: ArmCounts, shown_control: int, control: ArmCounts
+) -> Judged:
+    """One count's read over the joined sessions, and its verdict: `worse` as the joined
+    sessions read it; `improved` only when it also holds with every assigned session not
+    joined (still running, or never heard from) counted as showing it, in its arm. A session
+    that never reports is taken as one that went wrong, as a crash before its telemetry
+    would be: a loss that hides the treated arm's failures cannot make the change look
+    better (`benchmarks/trials.py` simulates it)."""
+    verdict, ratio = verdict_of(shown_treated, treated.joined, shown_control, control.joined)
+    bound_verdict, bound = verdict_of(
+        shown_treated + treated.lost,
+        treated.assigned,
+        shown_control + control.lost,
+        control.assigned,
+    )
+    if verdict == "improved" and bound_verdict != "improved":
+        verdict = "no_clear_change"
+    return {**ratio, "verdict": verdict, "unjoinedAsFailing": bound}
+
+
 def _pattern_read(trial: Trial, treated: ArmCounts, control: ArmCounts) -> PatternRead | None:
     """A pattern's trial: the pattern's own rate per arm, with the trial's interval."""
     pattern_id = trial.get("pattern_id")
     if not pattern_id:
         return None
     matching = treated.pattern or 0, control.pattern or 0
-    verdict, ratio = verdict_of(matching[0], treated.joined, matching[1], control.joined)
+    read = judged(matching[0], treated, matching[1], control)
     return {
         "patternId": pattern_id,
         "treatment": {"matching": matching[0], "sessions": treated.joined},
         "control": {"matching": matching[1], "sessions": control.joined},
         "treatmentShare": share_of(matching[0], treated.joined),
         "controlShare": share_of(matching[1], control.joined),
-        **ratio,
-        "verdict": verdict,
+        **read,
     }
 
 

@@ -251,8 +251,14 @@ class RatioRead(TypedDict):
     empty: bool
 
 
-class Judged(RatioRead):
+class Verdicted(RatioRead):
     verdict: str
+
+
+class Judged(Verdicted):
+    unjoinedAsFailing: RatioRead
+    """The ratio with every assigned session not joined counted as showing it: improved
+    only when this one reads improved too."""
 
 
 class ArmRead(TypedDict):
@@ -328,7 +334,7 @@ class VersionRead(TypedDict):
     share: float | None
 
 
-class AfterAdoption(Judged):
+class AfterAdoption(Verdicted):
     """An adopted trial's basis per instructions version, before against after."""
 
     before: VersionRead

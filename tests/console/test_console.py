@@ -20,7 +20,7 @@ from shared import auth
 from shared.clients import db
 from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT, Connect, answer
-from tests.api import document
+from tests.api import Configure, document, wait_for
 from tests.console.conftest import Console, both_apis
 from tests.loop.linked import Loop, run_explored
 from tests.loop.test_adoption import SUGGESTION, current_instructions, put_instructions, sweep
@@ -120,11 +120,13 @@ def test_an_event_received_as_a_span_names_the_span_it_came_from(
 
 
 def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
-    psy: Psychologist, console: Console
+    psy: Psychologist, console: Console, configure: Configure
 ) -> None:
-    """Two sessions, one fed by Gemini CLI's own telemetry and one ended abnormally: the
-    view shows each one's end, tool errors and tokens as the sessions read serves them, and
-    a row's Analysis button shows its analysis; nothing axe-core finds wrong."""
+    """Two sessions, one fed by Gemini CLI's own telemetry and ended by its silence, one
+    ended abnormally by its agent: the view shows each one's end, tool errors and tokens as
+    the sessions read serves them, and a row's Analysis button shows its analysis; nothing
+    axe-core finds wrong."""
+    configure(PSYCHOLOGIST_HEARTBEAT_TIMEOUT_S="1", PSYCHOLOGIST_NORMAL_END_SUMMARIES="off")
     log = Log()
     log.add("dev-api", "tool.error", tool="make", error="exit 2")
     assert psy.ingest("s-crashed", log.events).status_code == 200
@@ -140,6 +142,7 @@ def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
             timeout=30,
         )
         assert reply.status_code == 200, reply.text
+    assert len(wait_for(lambda: psy.sweep()["sessions"])) == 1
     served = psy.api.call("GET", psy.path("/sessions"), token=psy.viewer).json()
     console.open()
     console.sign_in(psy.viewer)
@@ -154,6 +157,9 @@ def test_the_sessions_view_lists_how_each_session_ended_and_opens_its_analysis(
         re.compile("queued|processing|completed")
     )
     gemini = rows.first
+    expect(gemini.locator("td.ending")).to_have_text(
+        f"closed ({served[0]['cause']}) by silence, until its next record"
+    )
     expect(gemini.locator("td.tokens")).to_have_text(
         f"{served[0]['usage']['inputTokens']} / {served[0]['usage']['outputTokens']}"
     )

@@ -214,7 +214,9 @@ def test_a_pattern_trial_reads_the_patterns_own_rate_per_arm_and_resolves_it_whe
     trial = started.json()
     assert (trial["patternId"], trial["hypothesisId"]) == (pattern, None)
     assert api.post(f"{base}/trials", sent, tried.admin).status_code == 409
-    assigned = loop.connect.start("a task", sessionId="p-0")["trials"]
+    started_session = loop.connect.start("a task", sessionId="p-0")
+    loop.connect.frozen(started_session["seq"])  # its record counts it assigned from now on
+    assigned = started_session["trials"]
     assert [(t["patternId"], t["hypothesisId"], t["sugestao"]) for t in assigned] == [
         (pattern, None, "Say what done means before you start.")
     ]

@@ -142,6 +142,23 @@ def test_two_trial_starts_at_once_on_one_hypothesis_start_exactly_one(tried: Tri
     assert list(agent["running_trials"]) == running
 
 
+def seed_outcomes(tried: Tried, trial: str, arm: tuple[str, int, int, int]) -> None:
+    """An arm's outcome records as a start and an analysis write them, too many to run in
+    the suite: (arm, assigned, joined, joined reopening their task)."""
+    name, assigned, joined, reopened = arm
+    client = db()
+    batch = client.batch()
+    for index in range(assigned):
+        record: dict[str, Any] = {"selection": {"trial_arms": [f"{trial}:{name}"]}}
+        if index < joined:
+            record |= {"abnormal_end": 0, "signals": {"task_reopened": int(index < reopened)}}
+        batch.set(outcome_store.outcome_ref(tried.loop.project, f"s-{name}-{index}", "a"), record)
+        if len(batch) == 500:
+            batch.commit()
+            batch = client.batch()
+    batch.commit()
+
+
 def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdict(
     tried: Tried,
 ) -> None:
@@ -156,21 +173,9 @@ def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdi
     tried.loop.connect.frozen(started["seq"])
     tried.loop.log_and_end("real-0", "closed")
     arm = started["trials"][0]["arm"]
-    client = db()
-    batch = client.batch()
-    seeded = [("treatment", 1225, 980, 49), ("control", 1225, 1225, 61)]
-    for name, assigned, joined, reopened in seeded:
-        for index in range(assigned - int(name == arm)):
-            record: dict[str, Any] = {"selection": {"trial_arms": [f"{trial}:{name}"]}}
-            if index < joined - int(name == arm):
-                record |= {"abnormal_end": 0, "signals": {"task_reopened": int(index < reopened)}}
-            batch.set(
-                outcome_store.outcome_ref(tried.loop.project, f"s-{name}-{index}", "a"), record
-            )
-            if len(batch) == 500:
-                batch.commit()
-                batch = client.batch()
-    batch.commit()
+    real = int(arm == "treatment"), int(arm == "control")
+    seed_outcomes(tried, trial, ("treatment", 1225 - real[0], 980 - real[0], 49))
+    seed_outcomes(tried, trial, ("control", 1225 - real[1], 1225 - real[1], 61))
     read = tried.loop.connect.api.call("GET", tried.path(f"/trials/{trial}"), token=tried.admin)
     assert read.status_code == 200, read.text
     effect = read.json()["effect"]
@@ -183,8 +188,8 @@ def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdi
     assert flag["flaggedAt"] is not None
 
     # the lost sessions' telemetry arrives after all: the counts alone would lower the flag
-    batch = client.batch()
-    for index in range(980 - int(arm == "treatment"), 1225 - int(arm == "treatment")):
+    batch = db().batch()
+    for index in range(980 - real[0], 1225 - real[0]):
         batch.set(
             outcome_store.outcome_ref(tried.loop.project, f"s-treatment-{index}", "a"),
             {"abnormal_end": 0, "signals": {"task_reopened": 0}},
@@ -195,3 +200,24 @@ def test_a_trial_whose_treatment_arm_lost_a_fifth_of_its_sessions_reads_no_verdi
     later = again.json()["effect"]
     assert later["arms"]["treatment"]["lost"] == 0
     assert later["sampleRatioMismatch"] == flag
+
+
+def test_a_change_that_looks_better_only_because_unjoined_sessions_are_left_out_is_not_improved(
+    tried: Tried,
+) -> None:
+    """Both arms lose a fifth of their sessions, alike (no mismatch), but the joined ones
+    read 49 of 980 treated against 88 of 980 control reopening their task: improved, if
+    the lost sessions are left out. Counted as sessions that went wrong, as a crash before
+    telemetry would be, they read 294 of 1,225 against 333 of 1,225: the change is not
+    served as improved."""
+    trial = tried.start_trial(share=0.5).json()["id"]
+    seed_outcomes(tried, trial, ("treatment", 1225, 980, 49))
+    seed_outcomes(tried, trial, ("control", 1225, 980, 88))
+    read = tried.loop.connect.api.call("GET", tried.path(f"/trials/{trial}"), token=tried.admin)
+    assert read.status_code == 200, read.text
+    effect = read.json()["effect"]
+    reopened_read = effect["signalKinds"]["task_reopened"]
+    assert reopened_read["high"] < 1
+    assert reopened_read["unjoinedAsFailing"]["high"] > 1
+    assert effect["sampleRatioMismatch"]["flagged"] is False
+    assert (reopened_read["verdict"], effect["verdict"]) == ("no_clear_change", "no_clear_change")
