@@ -202,7 +202,10 @@ def test_harm_bets_on_harm_alone_and_finds_it_sooner_than_the_two_sided_read() -
 
 
 def arm(assigned: int, joined: int, reopened: int = 0) -> ArmCounts:
-    return ArmCounts(assigned, joined, 0, {"task_reopened": reopened})
+    """Every session started long enough ago to be judged lost when not joined."""
+    return ArmCounts(
+        assigned, joined, 0, {"task_reopened": reopened}, due=assigned, due_joined=joined
+    )
 
 
 def test_a_sample_ratio_mismatch_is_flagged_when_one_arm_loses_more_beyond_chance() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.cloud.firestore_v1 import FieldFilter
@@ -36,7 +37,8 @@ from functions.loop.randomization import (
     verdict_of,
 )
 from functions.loop.safe import ALPHA, HARM, Table, harm_found
-from shared.retention import iso
+from shared.instance import settings
+from shared.retention import iso, utcnow
 from shared.store import counted
 
 PATTERN_BASIS = "pattern"
@@ -60,17 +62,22 @@ METHOD = (
 )
 
 
-def _arm_queries(trial: Trial, arm: Arm) -> list[Any]:
-    """An arm's assigned sessions, the joined ones, abnormal ends, each signal kind (a kind
-    by its count above zero: a query holds one array-membership filter) and, for a
-    pattern's trial, the sessions that joined the pattern (`pattern_id` on the record)."""
+def _arm_queries(trial: Trial, arm: Arm, due_before: datetime) -> list[Any]:
+    """An arm's assigned sessions, the joined ones, both again among those started before
+    `due_before`, abnormal ends, each signal kind (a kind by its count above zero: a query
+    holds one array-membership filter) and, for a pattern's trial, the sessions that
+    joined the pattern (`pattern_id` on the record)."""
     assigned: Any = outcome_store.outcomes(trial["project_id"]).where(
         filter=FieldFilter("selection.trial_arms", "array_contains", f"{trial['id']}:{arm}")
     )
+    joined = assigned.where(filter=FieldFilter("abnormal_end", "in", [0, 1]))
+    due = FieldFilter("selection.started_at", "<", due_before)
     pattern_id = trial.get("pattern_id")
     return [
         assigned,
-        assigned.where(filter=FieldFilter("abnormal_end", "in", [0, 1])),
+        joined,
+        assigned.where(filter=due),
+        joined.where(filter=due),
         assigned.where(filter=FieldFilter("abnormal_end", "==", 1)),
         *(assigned.where(filter=FieldFilter(f"signals.{kind}", ">", 0)) for kind in SIGNAL_KINDS),
         *(
@@ -82,14 +89,18 @@ def _arm_queries(trial: Trial, arm: Arm) -> list[Any]:
 
 
 def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
-    """Both arms' counts, every aggregation at once."""
-    queries = [q for arm in Arm for q in _arm_queries(trial, arm)]
+    """Both arms' counts, every aggregation at once. A session is due once its events'
+    retention has passed since its start: not joined by then, it never will be."""
+    due_before = utcnow() - timedelta(hours=settings().psychologist_event_retention_hours)
+    queries = [q for arm in Arm for q in _arm_queries(trial, arm, due_before)]
     with ThreadPoolExecutor(max_workers=len(queries)) as pool:
         found = list(pool.map(counted, queries))
     size = len(found) // 2
     counts = {}
     for index, arm in enumerate(Arm):
-        assigned, joined, abnormal, *rest = found[index * size : (index + 1) * size]
+        assigned, joined, due, due_joined, abnormal, *rest = found[
+            index * size : (index + 1) * size
+        ]
         kinds, pattern = rest[: len(SIGNAL_KINDS)], rest[len(SIGNAL_KINDS) :]
         counts[arm] = ArmCounts(
             assigned,
@@ -97,6 +108,8 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
             abnormal,
             dict(zip(SIGNAL_KINDS, kinds, strict=True)),
             pattern[0] if pattern else None,
+            due,
+            due_joined,
         )
     return counts
 

@@ -75,10 +75,19 @@ class ArmCounts:
     """Joined sessions showing each signal kind."""
     pattern: int | None = None
     """For a pattern's trial, joined sessions whose summary joined the pattern."""
+    due: int = 0
+    """Assigned sessions started longer ago than their events are kept: one not joined by
+    then never will be."""
+    due_joined: int = 0
 
     @property
     def lost(self) -> int:
+        """Not joined yet: still running, or never heard from."""
         return self.assigned - self.joined
+
+    @property
+    def lost_for_good(self) -> int:
+        return self.due - self.due_joined
 
 
 WITHHELD = "withheld"
@@ -113,12 +122,14 @@ SRM_LOG_THRESHOLD = math.log(1 / SRM_ALPHA)
 
 def sample_ratio_mismatch(treated: ArmCounts, control: ArmCounts) -> bool:
     """Whether the arms lost different shares of their assigned sessions beyond chance:
-    the same exact, anytime-valid test on (lost, assigned) per arm, betting on a
+    the same exact, anytime-valid test on (lost for good, due) per arm, betting on a
     difference either way, at 1 % (the chance of ever raising it when both arms lose
-    alike). Sessions still running count as lost until they end, alike in both arms."""
-    if min(treated.assigned, control.assigned) == 0:
+    alike). Only sessions started longer ago than their events are kept count: a session
+    still running, or still being analysed, is not lost, and an arm whose sessions take
+    longer to judge (an abnormal end's analysis) must not raise a flag that stays."""
+    if min(treated.due, control.due) == 0:
         return False
-    table = Table(treated.lost, treated.assigned, control.lost, control.assigned)
+    table = Table(treated.lost_for_good, treated.due, control.lost_for_good, control.due)
     return log_e_value(table, 1.0, EITHER_WAY) >= SRM_LOG_THRESHOLD
 
 

@@ -5,11 +5,13 @@ verdict that matches what was sent."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 from functions.loop import store as outcome_store
 from functions.loop.randomization import ArmCounts, arm_of, needed, verdict_of
 from shared.clients import db
+from shared.retention import utcnow
 from tests.agentconnect.conftest import AGENT
 from tests.api import document
 from tests.loop.tried import Tried
@@ -148,8 +150,11 @@ def seed_outcomes(tried: Tried, trial: str, arm: tuple[str, int, int, int]) -> N
     name, assigned, joined, reopened = arm
     client = db()
     batch = client.batch()
+    started = utcnow() - timedelta(days=2)  # long enough ago to be lost when not joined
     for index in range(assigned):
-        record: dict[str, Any] = {"selection": {"trial_arms": [f"{trial}:{name}"]}}
+        record: dict[str, Any] = {
+            "selection": {"trial_arms": [f"{trial}:{name}"], "started_at": started}
+        }
         if index < joined:
             record |= {"abnormal_end": 0, "signals": {"task_reopened": int(index < reopened)}}
         batch.set(outcome_store.outcome_ref(tried.loop.project, f"s-{name}-{index}", "a"), record)
