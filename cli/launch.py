@@ -61,6 +61,7 @@ from typing import IO, Any
 
 from ulid import ULID
 
+from cli.hook import instructions_added
 from cli.relay import relaying
 
 WAIT_S = 210.0
@@ -548,18 +549,6 @@ def chosen_args(
     return args, not_applied
 
 
-def instructions_added(
-    standing: Mapping[str, Any] | None, trials: Sequence[Mapping[str, Any]]
-) -> str:
-    """What the launcher adds to the runtime's instructions: the standing instructions the
-    session start served (`{version, text}`, or None), followed by the suggestion of each
-    trial that put the session in its treatment arm; empty when there is neither (a control
-    arm adds nothing to the standing instructions)."""
-    standing_text = [standing["text"]] if standing and standing.get("text") else []
-    suggestions = [t["sugestao"] for t in trials if t["arm"] == "treatment" and t["sugestao"]]
-    return "\n\n".join([*standing_text, *suggestions])
-
-
 def context_files(runtime: Runtime, text: str) -> dict[str, str]:
     """The files the launcher writes into its own folder for the run (never into the
     user's): the runtime's context file holding `text`, when it takes one and there is
@@ -789,7 +778,7 @@ class Launcher:
 
     def start(self, title: str, task: dict[str, Any]) -> dict[str, Any]:
         session_id = self.new_id()
-        body = {"sessionId": session_id, "title": title, "input": task}
+        body = {"sessionId": session_id, "title": title, "input": task, "startedBy": "launch"}
         status, started = self.api.call("POST", self.agent_path("/sessions"), body)
         if status != HTTPStatus.ACCEPTED:
             raise refusal("Starting the AgentConnect session", status, started)

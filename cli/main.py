@@ -91,6 +91,12 @@ def parser() -> argparse.ArgumentParser:
     admin.add_parser(commands)
     deploy.add_parser(commands)
     commands.add_parser(
+        "hooks",
+        add_help=False,
+        help="bring sessions started by hand into the loop through the agents' own hooks "
+        "(evidencia hooks --help)",
+    )
+    commands.add_parser(
         "launch",
         add_help=False,
         help="run a coding agent as AgentConnect chooses, observed by the Psychologist "
@@ -252,6 +258,14 @@ def main(argv: list[str] | None = None) -> int:
         from cli import launch
 
         return launch.main(argv[1:])
+    if argv[:1] == ["hook"]:
+        from cli import hook
+
+        return hook.main(argv[1:])
+    if argv[:1] == ["hooks"]:
+        from cli import hooks
+
+        return hooks.main(argv[1:])
     return run(argv)
 
 

@@ -5,6 +5,9 @@ settings: the emulator, the Gemini test server) builds new ones.
 
 from __future__ import annotations
 
+import os
+import ssl
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -97,4 +100,21 @@ def _gemini(owner: Instance) -> genai.Client:
             location=config.gemini_location,
             http_options=options,
         )
+    # Vertex keeps the library's own contexts (they may carry a client certificate).
+    options.client_args = {**(options.client_args or {}), "verify": tls_context()}
+    options.async_client_args = {"verify": tls_context(), "ssl": tls_context()}
     return genai.Client(api_key=config.gemini_api_key, http_options=options)
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The process's one TLS context for Gemini API clients, as the library builds its own
+    (its CA bundle, `SSL_CERT_FILE`, `SSL_CERT_DIR`). Left to itself the library reads the
+    CA bundle twice per client, which costs more CPU than a model call; an instance built
+    again (new settings) reuses this one."""
+    import certifi
+
+    return ssl.create_default_context(
+        cafile=os.environ.get("SSL_CERT_FILE", certifi.where()),
+        capath=os.environ.get("SSL_CERT_DIR"),
+    )

@@ -28,7 +28,7 @@ def npm_ci(folder: Path, needed_for: str) -> None:
         assert npm is not None, f"{needed_for} needs Node.js 20 or newer and npm"
         for _attempt in range(TRIES):
             done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--silent"],
+                [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--silent"],
                 cwd=folder,
                 capture_output=True,
                 text=True,

@@ -143,6 +143,10 @@ class SessionTrial(TypedDict):
     trial_id: str
     hypothesis_id: str | None
     arm: str
+    pattern_id: NotRequired[str | None]
+    sugestao: NotRequired[str]
+    """The suggestion as the start served it: a start of the same session again serves it
+    whatever became of the trial since."""
 
 
 class AgentSession(TypedDict):
@@ -161,6 +165,8 @@ class AgentSession(TypedDict):
     """The running trials it was assigned to when it started, with its arm in each."""
     instructions_version: NotRequired[int]
     """The agent's instructions version served at the start, when it had one."""
+    started_by: NotRequired[str]
+    """`launch`, `hook` (started by hand: no target applied) or `api`."""
 
 
 class Answer(TypedDict):

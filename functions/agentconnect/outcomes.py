@@ -15,6 +15,9 @@ from functions.loop.documents import ChoiceRecord
 from functions.loop.outcomes import Merge
 from shared.instance import settings
 
+HAND_STARTED_KEY = "hand_started"
+"""The target key and route of a session started by hand: no target of a selection has
+it, so the selection report's per-target counts never hold a session that applied none."""
 UNDRAWN: Drawn = {"explored": False, "share": 0.0, "propensity": 1.0, "candidates": 1}
 """A target no rule or draw chose (a fallback): given for certain."""
 
@@ -41,15 +44,17 @@ def recorded(
     if link is None:
         return None
     drawn_as = summary.get("drawn") or UNDRAWN
+    started_by = session.get("started_by", "api")
+    by_hand = started_by == "hook"
     choice: ChoiceRecord = {
         "org_id": agent.parent.parent.id,
         "agent_id": agent.id,
         "seq": summary["seq"],
         "selection_version": session["selection_version"],
         "started_at": session["created_at"],
-        "target_key": target_key(summary["target"]),
+        "target_key": HAND_STARTED_KEY if by_hand else target_key(summary["target"]),
         "target": dict(summary["target"]),
-        "route": chosen.route,
+        "route": HAND_STARTED_KEY if by_hand else chosen.route,
         "explored": drawn_as["explored"],
         "propensity": drawn_as["propensity"],
         "candidates": drawn_as["candidates"],
@@ -57,6 +62,7 @@ def recorded(
         "answers": dict(chosen.answers),
         "trial_arms": [f"{each['trial_id']}:{each['arm']}" for each in session.get("trials", [])],
         "instructions_version": session.get("instructions_version"),
+        "started_by": started_by,
     }
     retention = timedelta(days=settings().psychologist_hypothesis_retention_days)
     expires_at = summary["at"] + retention

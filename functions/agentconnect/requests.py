@@ -6,7 +6,7 @@ sent, so its type is the stored `Selection`.
 No `from __future__ import annotations` here: evaluated annotations let `NotRequired`
 reach `__required_keys__`, which that test compares with each schema's `required`."""
 
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -55,6 +55,7 @@ class SessionStartRequest(TypedDict):
     sessionId: NotRequired[str]
     title: str
     input: dict[str, Any]
+    startedBy: NotRequired[Literal["launch", "hook", "api"]]
 
 
 REQUESTS: dict[str, type] = {

@@ -43,6 +43,7 @@ from functions.agentconnect.views import (
 )
 from functions.loop import outcomes as outcome_records
 from functions.loop.documents import OutcomeSource, StoredInstructions
+from functions.loop.instructions import instructions_ref
 from functions.loop.randomization import Assignment, assignments
 from shared import auth, jobs, logs
 from shared.clients import db
@@ -67,6 +68,12 @@ NOT_READY_RETRY_S = "1"
 BUDGET_SPENT = (
     "the org has spent its Gemini token budget (budget_exhausted); fell back to the default target"
 )
+HAND_STARTED = (
+    "started by hand and registered by the agent's own hook (hand_started): the person chose "
+    "the runtime, model, effort and permission mode; no target was applied and Gemini was not "
+    "asked"
+)
+"""A hook's session is frozen at its start: its choice could not be applied."""
 MAX_INPUT_BYTES = 64 * 1024
 """A session's input is stored with the session and again in its evaluation's details."""
 
@@ -150,6 +157,12 @@ class Starting:
     input: JsonObject
     user_id: str
     trace: str | None
+    started_by: str = "api"
+
+    @property
+    def by_hand(self) -> bool:
+        """Registered by an agent's own hook: the person chose its target."""
+        return self.started_by == "hook"
 
 
 @dataclass(frozen=True)
@@ -178,19 +191,17 @@ def trials_for(agent: Agent, session_id: str) -> list[Assignment]:
     return assignments(running, session_id)
 
 
-def plan_start(
-    starting: Starting,
-    agent: Agent | None,
-    already_started: bool,
-    over_budget: bool,
-    now: datetime,
-    retention: timedelta,
-) -> StartPlan:
-    """A start's decision from the agent and session it read."""
+def selecting(agent: Agent | None) -> Agent:
+    """The agent a session may start under: one with a selection."""
     if agent is None or "selection_version" not in agent:
         raise conflict("This agent has no model selection yet: PUT one first.")
-    if already_started:
-        raise conflict(f"Session {starting.session_id} has already started.")
+    return agent
+
+
+def plan_start(
+    starting: Starting, agent: Agent, over_budget: bool, now: datetime, retention: timedelta
+) -> StartPlan:
+    """A new start's decision from the agent it read."""
     seq = agent.get("last_seq", 0) + 1
     session: AgentSession = {
         "seq": seq,
@@ -200,6 +211,7 @@ def plan_start(
         "created_by": starting.user_id,
         "created_at": now,
         "expires_at": now + retention,
+        "started_by": starting.started_by,
     }
     source = agent.get("outcome_source")
     if source is not None:
@@ -207,7 +219,13 @@ def plan_start(
     trials = trials_for(agent, starting.session_id)
     if trials:
         session["trials"] = [
-            {"trial_id": t.trial_id, "hypothesis_id": t.trial["hypothesis_id"], "arm": t.arm}
+            {
+                "trial_id": t.trial_id,
+                "hypothesis_id": t.trial["hypothesis_id"],
+                "pattern_id": t.trial.get("pattern_id"),
+                "arm": t.arm,
+                "sugestao": t.trial["sugestao"],
+            }
             for t in trials
         ]
     pending: PendingEvaluation = {
@@ -222,8 +240,34 @@ def plan_start(
     instructions = agent.get("instructions")
     if instructions is not None:
         session["instructions_version"] = pending["instructions_version"] = instructions["version"]
-    evaluation = fallback_summary(pending, BUDGET_SPENT, now) if over_budget else pending
+    evaluation: PendingEvaluation | Summary = pending
+    if starting.by_hand:
+        evaluation = fallback_summary(pending, HAND_STARTED, now)
+    elif over_budget:
+        evaluation = fallback_summary(pending, BUDGET_SPENT, now)
     return StartPlan(seq, session, evaluation, trials, instructions)
+
+
+def trials_served(stored: AgentSession, agent: Agent) -> list[JsonObject]:
+    """The arms a session was given at its first start, as a start answers them. A trial
+    recorded before its suggestion was kept with the session takes it from the agent."""
+    running = agent.get("running_trials", {})
+    served_trials: list[JsonObject] = []
+    for each in stored.get("trials", []):
+        trial = running.get(each["trial_id"])
+        sugestao = each.get("sugestao") or (trial["sugestao"] if trial else None)
+        if sugestao is None:
+            continue
+        served_trials.append(
+            {
+                "trialId": each["trial_id"],
+                "hypothesisId": each["hypothesis_id"],
+                "patternId": each.get("pattern_id"),
+                "arm": each["arm"],
+                "sugestao": sugestao,
+            }
+        )
+    return served_trials
 
 
 def served(instructions: StoredInstructions | None) -> ServedInstructions | None:
@@ -243,7 +287,11 @@ def start_session(call: Call) -> Reply:
     loss means another start got through, so a burst of `CONDITIONED_TRIES` starts of
     one agent all land, in about two round trips each. The
     first read also sums the org's token spend: past its budget the evaluation is
-    created frozen with the default target, and no Gemini call is made."""
+    created frozen with the default target, and no Gemini call is made.
+
+    A session id that already started (a resumed session's hook, a first-prompt hook
+    after the start's, or two of them at once: the second commit loses and reads again)
+    is answered its first start's seq, arms and instructions, with a new token."""
     params, body = call.params_as(AgentParams), call.body_as(SessionStartRequest)
     org_id, agent_id = params["orgId"], params["id"]
     _check_input_size(body["input"])
@@ -253,11 +301,11 @@ def start_session(call: Call) -> Reply:
         body["input"],
         call.principal.user_id,
         logs.current_trace(),
+        body.get("startedBy", "api"),
     )
     session_id = starting.session_id
     agent = store.agent_ref(org_id, agent_id)
     session = store.session_ref(org_id, agent_id, session_id)
-    lifetime = timedelta(hours=settings().agentconnect_session_token_hours)
     retention = timedelta(hours=settings().agentconnect_details_retention_hours)
     spend = store.spend(org_id)
     # The spend is read with the first try's agent and session; a try lost to another
@@ -268,23 +316,12 @@ def start_session(call: Call) -> Reply:
         snapshots = read_all([agent, session, *([] if over_budget else spend.shards())])
         if not over_budget:
             over_budget.append(spend.used(snapshots) >= settings().agentconnect_org_token_budget)
-        decided = plan_start(
-            starting,
-            data_as(snapshots[agent.path], Agent),
-            snapshots[session.path].exists,
-            over_budget[0],
-            utcnow(),
-            retention,
-        )
-        token, token_id, token_document = auth.token_document(
-            user_id=call.principal.user_id,
-            credential_class=auth.CredentialClass.SESSION_AUDIENCE,
-            capabilities=["agent:connect"],
-            tenants=[org_id],
-            expires_in=lifetime,
-            audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
-        )
-        batch.create(db().collection("tokens").document(token_id), writable(token_document))
+        agent_data = selecting(data_as(snapshots[agent.path], Agent))
+        earlier = data_as(snapshots[session.path], AgentSession)
+        token = _session_token(batch, call, org_id, agent_id, session_id)
+        if earlier is not None:
+            return _started_again(earlier, agent_data, (org_id, agent_id, session_id), token)
+        decided = plan_start(starting, agent_data, over_budget[0], utcnow(), retention)
         batch.create(session, writable(decided.session))
         batch.create(
             store.evaluation_ref(org_id, agent_id, decided.seq), writable(decided.evaluation)
@@ -302,23 +339,56 @@ def start_session(call: Call) -> Reply:
             "sessionId": session_id,
             "seq": decided.seq,
             "sessionToken": token,
-            "trials": [
-                {
-                    "trialId": t.trial_id,
-                    "hypothesisId": t.trial["hypothesis_id"],
-                    "patternId": t.trial.get("pattern_id"),
-                    "arm": t.arm,
-                    "sugestao": t.trial["sugestao"],
-                }
-                for t in decided.trials
-            ],
+            "trials": trials_served(decided.session, agent_data),
             "instructions": served(decided.instructions),
+            "registeredBefore": False,
         }
         return Reply(reply, status=202)
 
     reply = commit_if_unchanged(plan)
     logs.bind(evaluation=str(reply.body["seq"]))
     return reply
+
+
+def _session_token(
+    batch: firestore.WriteBatch, call: Call, org_id: str, agent_id: str, session_id: str
+) -> str:
+    """A `session_audience` token for this session alone, created with the batch."""
+    token, token_id, token_document = auth.token_document(
+        user_id=call.principal.user_id,
+        credential_class=auth.CredentialClass.SESSION_AUDIENCE,
+        capabilities=["agent:connect"],
+        tenants=[org_id],
+        expires_in=timedelta(hours=settings().agentconnect_session_token_hours),
+        audience={"org_id": org_id, "agent_id": agent_id, "session_id": session_id},
+    )
+    batch.create(db().collection("tokens").document(token_id), writable(token_document))
+    return token
+
+
+def _started_again(
+    earlier: AgentSession, agent: Agent, names: tuple[str, str, str], token: str
+) -> Reply:
+    """The first start's answer again, its instructions version read back when the agent
+    has moved on since (one more read)."""
+    org_id, agent_id, session_id = names
+    version = earlier.get("instructions_version")
+    current = agent.get("instructions")
+    instructions: ServedInstructions | None = None
+    if version is not None and current is not None and current["version"] == version:
+        instructions = served(current)
+    elif version is not None:
+        kept = read_as(instructions_ref(org_id, agent_id, version), StoredInstructions)
+        instructions = served(kept)
+    reply = {
+        "sessionId": session_id,
+        "seq": earlier["seq"],
+        "sessionToken": token,
+        "trials": trials_served(earlier, agent),
+        "instructions": instructions,
+        "registeredBefore": True,
+    }
+    return Reply(reply, status=202)
 
 
 def put_outcome_source(call: Call) -> Reply:

@@ -64,9 +64,9 @@ METHOD = (
 
 def _arm_queries(trial: Trial, arm: Arm, due_before: datetime) -> list[Any]:
     """An arm's assigned sessions, the joined ones, both again among those started before
-    `due_before`, abnormal ends, each signal kind (a kind by its count above zero: a query
-    holds one array-membership filter) and, for a pattern's trial, the sessions that
-    joined the pattern (`pattern_id` on the record)."""
+    `due_before`, those started by hand, abnormal ends, each signal kind (a kind by its
+    count above zero: a query holds one array-membership filter) and, for a pattern's
+    trial, the sessions that joined the pattern (`pattern_id` on the record)."""
     assigned: Any = outcome_store.outcomes(trial["project_id"]).where(
         filter=FieldFilter("selection.trial_arms", "array_contains", f"{trial['id']}:{arm}")
     )
@@ -78,6 +78,7 @@ def _arm_queries(trial: Trial, arm: Arm, due_before: datetime) -> list[Any]:
         joined,
         assigned.where(filter=due),
         joined.where(filter=due),
+        assigned.where(filter=FieldFilter("selection.started_by", "==", "hook")),
         assigned.where(filter=FieldFilter("abnormal_end", "==", 1)),
         *(assigned.where(filter=FieldFilter(f"signals.{kind}", ">", 0)) for kind in SIGNAL_KINDS),
         *(
@@ -98,7 +99,7 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
     size = len(found) // 2
     counts = {}
     for index, arm in enumerate(Arm):
-        assigned, joined, due, due_joined, abnormal, *rest = found[
+        assigned, joined, due, due_joined, by_hand, abnormal, *rest = found[
             index * size : (index + 1) * size
         ]
         kinds, pattern = rest[: len(SIGNAL_KINDS)], rest[len(SIGNAL_KINDS) :]
@@ -110,6 +111,7 @@ def arm_counts(trial: Trial) -> dict[Arm, ArmCounts]:
             pattern[0] if pattern else None,
             due,
             due_joined,
+            by_hand,
         )
     return counts
 
@@ -159,6 +161,7 @@ def randomized(trial: Trial, counts: dict[Arm, ArmCounts], meaningful: float) ->
         "arms": {
             str(arm): {
                 "assigned": c.assigned,
+                "handStarted": c.hand_started,
                 "sessions": c.joined,
                 "lost": c.lost,
                 "abnormalEnds": c.abnormal,

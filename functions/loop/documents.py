@@ -50,6 +50,9 @@ class ChoiceRecord(TypedDict):
     instructions_version: int | None
     """The agent's instructions version the session was served at its start; None when
     it had none."""
+    started_by: NotRequired[str]
+    """`launch`, `hook` (started by hand: its target_key is `HAND_STARTED_KEY`, so no
+    target's count holds it) or `api`."""
 
 
 class Link(TypedDict):
@@ -263,6 +266,7 @@ class Judged(Verdicted):
 
 class ArmRead(TypedDict):
     assigned: int
+    handStarted: int
     sessions: int
     lost: int
     abnormalEnds: int

@@ -79,6 +79,8 @@ class ArmCounts:
     """Assigned sessions started longer ago than their events are kept: one not joined by
     then never will be."""
     due_joined: int = 0
+    hand_started: int = 0
+    """Assigned sessions started by hand and registered by the agent's own hook."""
 
     @property
     def lost(self) -> int:

@@ -199,7 +199,10 @@ def test_sessions_get_consecutive_seqs_and_a_duplicate_delivery_evaluates_once(
         {"sessionId": "s-1", "title": "t", "input": {}},
         configured.member,
     )
-    assert again.status_code == 409
+    assert again.status_code == 202, "the same session started again: its first start's answer"
+    assert (again.json()["seq"], again.json()["registeredBefore"]) == (1, True)
+    assert len(configured.world.gemini.requests) == 2, "and no evaluation of its own"
+    assert configured.get(3).status_code == 404
 
 
 def test_an_evaluation_not_frozen_yet_says_so_with_retry_after(configured: Connect) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from cli import launch
+from cli import hook, launch
 from cli.launch import CLAUDE_CODE, CODEX, GEMINI_CLI, RUNTIMES, UnsupportedTargetError
 from tests.agentconnect.conftest import AGENT
 from tests.api import wait_for
@@ -428,17 +428,17 @@ LAUNCH_WITH_ID = (
 """`evidencia launch` in a process of its own, under a session id the test knows."""
 
 
-def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_arms(
+def test_launched_sessions_are_joined_per_target_and_counted_in_their_arms(
     launcher: Launch, tried: Tried
 ) -> None:
-    """Six sessions per target, under a running trial: the selection report joins every
+    """Three sessions per target, under a running trial: the selection report joins every
     one under the target that ran it, and the trial counts each in the arm it was given.
     Once the trial reads improved and is adopted, version 2 (version 1, then the
     suggestion) is in the next launched session's model request, with no trial left."""
     assert launcher.instruct({"text": FIRST_TEXT}) == 1
     trial = tried.start_trial(share=0.5).json()["id"]
     arms: dict[str, int] = {"treatment": 0, "control": 0}
-    for index in range(12):
+    for index in range(6):
         deep = index % 2 == 0
         if deep:
             launcher.claude_model.answer_text("Done.")
@@ -453,9 +453,9 @@ def test_a_dozen_launched_sessions_are_joined_per_target_and_counted_in_their_ar
         launcher.settled_analysis(ran.session_id)  # its outcome record is written as it settles
 
     report = launcher.loop.report()
-    assert report["sessions"]["joined"] == 12, report["sessions"]
+    assert report["sessions"]["joined"] == 6, report["sessions"]
     by_target = {entry["targetKey"]: entry["sessions"] for entry in report["targets"]}
-    assert by_target == {key(CLAUDE_TARGET): 6, key(GEMINI_TARGET): 6}
+    assert by_target == {key(CLAUDE_TARGET): 3, key(GEMINI_TARGET): 3}
     read = launcher.loop.connect.api.call(
         "GET", tried.path(f"/trials/{trial}"), token=tried.admin
     ).json()
@@ -618,7 +618,7 @@ def given(runtime: launch.Runtime, standing: dict[str, Any] | None, trials: list
     """What `runtime` is given to add to its instructions: its argument's text (a Codex
     setting read as TOML), or its context file's text in the folder its argument names;
     None when nothing is added."""
-    text = launch.instructions_added(standing, trials)
+    text = hook.instructions_added(standing, trials)
     args = launch.instructions_args(runtime, text, FOLDER)
     files = launch.context_files(runtime, text)
     if not args:
