@@ -19,6 +19,7 @@ from benchmarks.bursts import bursts
 from benchmarks.costs import cost_intervals
 from benchmarks.counting import count_round_trips
 from benchmarks.growth import growth, pipeline
+from benchmarks.hook import hook_overhead
 from benchmarks.job_costs import job_costs
 from benchmarks.launch import PAIRS, codex_launch_overhead, launch_overhead
 from benchmarks.measuring import READ_ONLY, cold_starts, mcp_overhead, round_trips, warm_latency
@@ -55,6 +56,7 @@ SECTIONS = (
     "cost_intervals",
     "launch",
     "launch_codex",
+    "hook",
     "patterns",
 )
 
@@ -246,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"what evidencia launch adds before Codex's first model request: "
                 f"{PAIRS} launched and {PAIRS} direct runs, interleaved (about 1 min)",
                 lambda: codex_launch_overhead(seeded, host_url(), lambda: _quiet(host)),
+            ),
+            (
+                "hook",
+                f"what the session-start hook adds before Claude Code's first model request: "
+                f"{PAIRS} hooked and {PAIRS} plain runs, interleaved (about 2 min)",
+                lambda: hook_overhead(seeded, host_url()),
             ),
             (
                 "patterns",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import sys
 import urllib.error
@@ -136,7 +137,11 @@ def merged(settings: dict[str, Any], entries: Mapping[str, Any], where: Path) ->
 
 
 def ours_command(text: Any) -> bool:
-    return isinstance(text, str) and " hook " in f" {text} " and "evidencia" in text
+    """A command install wrote: `… evidencia hook RUNTIME EVENT` (or `-m cli.main hook …`)."""
+    return (
+        isinstance(text, str)
+        and re.search(r"(evidencia|cli\.main) hook \S+ \S+$", text) is not None
+    )
 
 
 def ours(group: Any) -> bool:

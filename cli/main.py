@@ -5,23 +5,27 @@ it starts at once)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 from functools import cache
-from importlib.metadata import version
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import argparse
+
+# argparse, subprocess, shutil, re and importlib.metadata are imported where they are used:
+# `evidencia hook`, which every hand-started session's start waits on, needs none of them.
 
 
 @cache
 def parser() -> argparse.ArgumentParser:
     """Built once a process: argparse's construction (its messages looked up through
     gettext's catalogues) costs more than any command it parses."""
+    import argparse
+    from importlib.metadata import version
+
     from cli import admin, deploy
 
     root = argparse.ArgumentParser(prog="evidencia", description=__doc__)
@@ -117,6 +121,9 @@ class Finding(NamedTuple):
 
 def java_version(java: str) -> int | None:
     """The major version `java -version` names (8 for "1.8.0_392"), None if it names none."""
+    import re
+    import subprocess
+
     try:
         said = subprocess.run(
             [java, "-version"], capture_output=True, text=True, timeout=30, check=False
@@ -169,6 +176,9 @@ def check_port(port: int) -> Finding:
 
 
 def check_node() -> Finding:
+    import shutil
+    import subprocess
+
     found = [tool for tool in ("node", "npm", "npx") if shutil.which(tool) is None]
     if found:
         return Finding(
@@ -182,6 +192,8 @@ def check_node() -> Finding:
 
 
 def check_chromium() -> Finding:
+    import shutil
+
     found = (
         os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     )

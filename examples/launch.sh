@@ -22,24 +22,13 @@ if [ -z "$MODEL_URL" ]; then
   : >"$SCRATCH/model" # there before the model writes its address, which is read below
   "$PYTHON" -m cli.local_model >"$SCRATCH/model" 2>&1 &
   MODEL_PID=$!
-  for _ in $(seq 100); do
-    MODEL_URL=$(head -n 1 "$SCRATCH/model")
-    [ -n "$MODEL_URL" ] && break
-    sleep 0.1
-  done
+  MODEL_URL=$(first_line "$SCRATCH/model")
 fi
 
 step "1. an org and its project; olga configures both (admin), lee launches (one token, both capabilities)"
-O=$(admin tenant create --kind org --name "Launcher demo" --json | field id)
-P=$(admin tenant create --kind project --name "Launcher demo" --json | field id)
-for tenant in "$O" "$P"; do
-  admin member add --tenant "$tenant" --user olga --role admin >/dev/null
-  admin member add --tenant "$tenant" --user lee --role member >/dev/null
-done
-OLGA=$(admin token create --user olga --class personal_access_token --capability agent:connect \
-  --capability agent:psychologist --expires-in 1d --json | field token)
-LEE=$(admin token create --user lee --class personal_access_token --capability agent:connect \
-  --capability agent:psychologist --expires-in 1d --json | field token)
+org_and_project "Launcher demo" olga lee
+OLGA=$(loop_token olga)
+LEE=$(loop_token lee)
 A=$(new_uuid)
 echo "org $O, project $P, agent $A"
 

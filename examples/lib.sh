@@ -56,6 +56,18 @@ keys = sys.argv[1:] or list(value)
 print(", ".join("%s %s" % (k, value[k] if isinstance(value[k], str) else json.dumps(value[k])) for k in keys))' "$@"
 }
 
+# first_line FILE: the first line a background process writes to FILE (its address),
+# waiting up to 10 s for it
+first_line() {
+  local line=
+  for _ in $(seq 100); do
+    line=$(head -n 1 "$1")
+    [ -n "$line" ] && break
+    sleep 0.1
+  done
+  echo "$line"
+}
+
 new_uuid() { "$PYTHON" -c 'import uuid; print(uuid.uuid4())'; }
 
 # api METHOD PATH TOKEN [BODY] [HEADER...]: the response body on stdout; fails (printing

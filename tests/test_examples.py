@@ -19,7 +19,7 @@ from tests.conftest import BASE_ENV
 from tests.test_serve_hygiene import EVIDENCIA, ROOT, environment
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").glob("*.sh") if path.name != "lib.sh")
-PAGES = {"launch": "agentconnect", "lifecycle": "psychologist"}
+PAGES = {"launch": "agentconnect", "lifecycle": "psychologist", "hooks": "agentconnect"}
 """The page that walks through a walkthrough, where it is not named like it: the launcher
 is a section of AgentConnect's, the loop's lifecycle one of the Psychologist's."""
 SAYS = {"research": ["model: evidencia-local\n", "support check: evidencia-local\n"]}
