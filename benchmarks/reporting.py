@@ -402,6 +402,17 @@ def _launch_lines(launch: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _hook_lines(hook: dict[str, Any]) -> list[str]:
+    added = hook["added"]
+    return [
+        f"The session-start hook before Claude Code's first model request, {hook['pairs']} "
+        f"pairs (plain p50 {hook['plain']['p50_ms']:.0f} ms, hooked "
+        f"{hook['hooked']['p50_ms']:.0f} ms): adds p50 {added['p50_ms']:.0f} ms, p95 "
+        f"{added['p95_ms']:.0f} ms (goal at most {hook['goal_ms']:.0f} ms at p50: "
+        f"{'met' if hook['met'] else 'NOT met'})"
+    ]
+
+
 def _refresh_line(name: str, row: dict[str, Any]) -> str:
     return (
         f"  {name}: {row['wall_s']:g} s, peak {row['rss_peak_mib']} MiB "
@@ -455,6 +466,7 @@ SECTION_LINES: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]
     (("telemetry",), lambda results: _telemetry_lines(results["telemetry"])),
     (("cost_intervals",), lambda results: _cost_interval_lines(results["cost_intervals"])),
     (("launch",), lambda results: _launch_lines(results["launch"])),
+    (("hook",), lambda results: _hook_lines(results["hook"])),
     (("patterns",), lambda results: _patterns_lines(results["patterns"])),
 )
 """Each table and the results it is made of: a run of some sections (`--only`) into a new
