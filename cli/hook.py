@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -39,6 +40,7 @@ REQUEST_S = 1.5
 CONTEXT_CHARS = 10_000
 """Claude Code drops hook context past 10,000 characters; Codex takes about 2,500 tokens."""
 REPORTED_PER_RUN = 3
+HTTP_SERVER_ERROR = 500
 """Unassigned sessions reported after a registration that got through, at most."""
 EVENTS = {
     "claude-code": frozenset({"SessionStart"}),
@@ -49,6 +51,9 @@ EVENTS = {
 prompt where the start may not fire (Codex starts its hooks at the first prompt)."""
 FIRST_PROMPT = frozenset({"UserPromptSubmit", "BeforeAgent"})
 LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini-cli": "Gemini CLI"}
+SESSION_ID = re.compile(r"(?!__.*__$)[A-Za-z0-9_-]{1,128}")
+"""A session id the start takes (its request schema's pattern): any other is not ours to
+register, and never names a file here."""
 
 
 def home() -> Path:
@@ -116,7 +121,8 @@ class Registration:
         self, runtime: str, event: str, said: Mapping[str, Any], config: Mapping[str, Any]
     ):
         self.runtime, self.event, self.said, self.config = runtime, event, said, config
-        self.session_id = str(said.get("session_id") or "")
+        found = str(said.get("session_id") or "")
+        self.session_id = found if SESSION_ID.fullmatch(found) else ""
 
     @property
     def marker(self) -> Path:
@@ -216,9 +222,12 @@ def report_unassigned(config: Mapping[str, Any], deadline: float) -> None:
         try:
             path = f"/projects/{project}/sessions/{session}/events"
             call(config, "POST", path, {"events": [event]}, min(0.5, deadline - time.monotonic()))
+        except urllib.error.HTTPError as error:
+            if error.code >= HTTP_SERVER_ERROR:
+                break  # tried again at the next registration
         except (OSError, ValueError):
             break
-        left.remove(line)
+        left.remove(line)  # reported, or refused for good (a session that ended since)
     kept.write_text("".join(f"{line}\n" for line in left))
 
 

@@ -227,6 +227,8 @@ def test_an_agent_with_no_instructions_and_no_trial_is_given_nothing(
     person.install(capsys)
     assert person.hook("SessionStart", {"session_id": "s-plain"}) == ""
     assert person.hook("SessionStart", {}) == "", "no session id: nothing registered"
+    assert person.hook("SessionStart", {"session_id": "../../x"}) == "", "not a session id"
+    assert not (hook.home() / "unassigned.jsonl").exists()
     assert person.hook("Stop", {"session_id": "s-plain"}) == "", "not an event it handles"
 
 
@@ -274,6 +276,21 @@ def test_with_evidencia_away_the_cached_instructions_are_given_and_the_session_r
     assert started["type"] == "session.started"
     assert started["data"] == {"startedBy": "hook", "assigned": False, "runtime": "claude-code"}
     assert (hook.home() / "unassigned.jsonl").read_text() == ""
+
+    # A token refused is Evidencia away too; a kept session the API refuses for good
+    # (here, an id no longer valid) is dropped, not kept in front of the others forever.
+    kept = json.loads(hook.settings_file().read_text())
+    kept["token"] = "evd_revoked"
+    hook.write_private(hook.settings_file(), kept)
+    assert context_of(person.hook("SessionStart", {"session_id": "s-refused"})) == STANDING
+    queue = hook.home() / "unassigned.jsonl"
+    bad = {"sessionId": "x" * 200, "runtime": "claude-code", "at": time.time()}
+    queue.write_text(json.dumps(bad) + "\n" + queue.read_text())
+    kept["token"] = person.token
+    hook.write_private(hook.settings_file(), kept)
+    person.hook("SessionStart", {"session_id": "s-back-again"})
+    assert queue.read_text() == ""
+    assert [e["type"] for e in events_of(person.loop.project, "s-refused")] == ["session.started"]
 
 
 def test_the_hook_says_nothing_when_nothing_is_installed_or_its_input_is_not_json(
