@@ -50,6 +50,7 @@ from functions.agentconnect.documents import (
     TargetReport,
     VersionReport,
 )
+from functions.agentconnect.outcomes import HAND_STARTED_KEY
 from functions.agentconnect.requests import ReportParams
 from functions.agentconnect.selection import (
     DEFAULT_ROUTE,
@@ -693,6 +694,8 @@ class Counts:
 
     started: int = 0
     recorded: int = 0
+    hand_started: int = 0
+    """Recorded sessions started by hand (their hook registered them): no target applied."""
     by_target: dict[str, list[int]] = field(default_factory=dict)
     by_route: dict[tuple[str, str], int] = field(default_factory=dict)
     spent: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -715,6 +718,8 @@ def _counts(
     if source is not None:
         base = _recorded(source, org_id, agent_id, window)
         tasks.append(_count_of(base))
+        by_hand = base.where(filter=FieldFilter(f"{SELECTION}.target_key", "==", HAND_STARTED_KEY))
+        tasks.append(_count_of(by_hand))
         tasks += [_count_of(q) for key in targets for q in _target_queries(base, key)]
         tasks += [
             _count_of(
@@ -730,12 +735,13 @@ def _counts(
     found = _in_parallel(tasks)
     if source is None:
         return Counts(started=found[0])
-    routes_start = 2 + PER_TARGET * len(targets)
+    routes_start = 3 + PER_TARGET * len(targets)
     spent_start = routes_start + len(routes)
-    cells = found[2:routes_start]
+    cells = found[3:routes_start]
     return Counts(
         started=found[0],
         recorded=found[1],
+        hand_started=found[2],
         by_target={
             key: cells[index * PER_TARGET : (index + 1) * PER_TARGET]
             for index, key in enumerate(targets)
@@ -897,12 +903,16 @@ def selection_report(call: Call) -> Reply:
         else []
     )
     exploration, assessed = _exploration(current, explored, shares, _split(window, explored))
+    # A session started by hand applied no target: the report's counts leave it out, and
+    # say how many there were.
+    started, recorded = counts.started - counts.hand_started, counts.recorded - counts.hand_started
     sessions = {
-        "started": counts.started,
-        "recorded": counts.recorded,
+        "started": started,
+        "recorded": recorded,
         "joined": joined,
-        "notRecorded": max(counts.started - counts.recorded, 0),
-        "notJoined": counts.recorded - joined,
+        "notRecorded": max(started - recorded, 0),
+        "notJoined": recorded - joined,
+        "handStarted": counts.hand_started,
     }
     generated = utcnow()
     report_id = _report_id(org_id, agent_id, window, generated)

@@ -219,6 +219,11 @@ def test_each_start_registers_its_arm_once_and_a_first_prompt_after_it_adds_noth
     read = api.call("GET", tried.path(f"/trials/{trial}"), token=tried.admin).json()
     assert read["arms"]["treatment"]["assigned"] == read["arms"]["treatment"]["handStarted"] == 2
     assert read["arms"]["control"]["handStarted"] == 1
+    # The selection report counts them apart: no target ran them, none is missing a log.
+    report = person.loop.report()
+    assert report["sessions"]["handStarted"] == 3
+    assert (report["sessions"]["recorded"], report["sessions"]["notJoined"]) == (0, 0)
+    assert report["targets"] == []
 
 
 def test_an_agent_with_no_instructions_and_no_trial_is_given_nothing(

@@ -55,6 +55,7 @@ def test_a_linked_agents_report_counts_exactly_what_was_sent(loop: Loop) -> None
         "joined": 6,
         "notRecorded": 0,
         "notJoined": 2,
+        "handStarted": 0,
     }
     targets = {t["targetKey"]: t for t in report["targets"]}
     assert set(targets) == {key(PRO), key(DEFAULT)}
@@ -149,6 +150,7 @@ def test_an_unlinked_agents_sessions_are_counted_as_recorded_nowhere(loop: Loop)
         "joined": 0,
         "notRecorded": 1,
         "notJoined": 0,
+        "handStarted": 0,
     }
 
 
