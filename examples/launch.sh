@@ -15,7 +15,7 @@ trap 'if [ -n "$MODEL_PID" ]; then kill "$MODEL_PID" 2>/dev/null || true; fi; rm
 GEMINI=${EVIDENCIA_GEMINI:-$ROOT/tests/agents/gemini-cli/node_modules/.bin/gemini}
 if [ ! -x "$GEMINI" ]; then
   echo "installing the locked Gemini CLI (npm ci in tests/agents/gemini-cli)"
-  npm ci --prefix "$ROOT/tests/agents/gemini-cli" --no-audit --no-fund --silent
+  npm ci --prefix "$ROOT/tests/agents/gemini-cli" --ignore-scripts --no-audit --no-fund --silent
 fi
 MODEL_URL=${GEMINI_URL:-}
 if [ -z "$MODEL_URL" ]; then

@@ -17,7 +17,9 @@ A second try, from an empty `node_modules`, rides over that; a failure past it i
 with npm's own words."""
 
 
-def npm_ci(folder: Path, needed_for: str) -> None:
+def npm_ci(folder: Path, needed_for: str, scripts: bool = True) -> None:
+    """`npm ci` in `folder` unless it is installed already; `scripts=False` runs no package's
+    install script (`--ignore-scripts`)."""
     installed = folder / "node_modules" / ".package-lock.json"
     lock = folder / "package-lock.json"
     with lock.open() as held:
@@ -28,7 +30,15 @@ def npm_ci(folder: Path, needed_for: str) -> None:
         assert npm is not None, f"{needed_for} needs Node.js 20 or newer and npm"
         for _attempt in range(TRIES):
             done = subprocess.run(
-                [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--silent"],
+                [
+                    npm,
+                    "ci",
+                    "--prefer-offline",
+                    "--no-audit",
+                    "--no-fund",
+                    "--silent",
+                    *([] if scripts else ["--ignore-scripts"]),
+                ],
                 cwd=folder,
                 capture_output=True,
                 text=True,

@@ -61,8 +61,12 @@ class Telemetry:
 
 def gemini_cli() -> Path:
     """The `gemini` command of the locked package, installed by `npm ci` when missing or
-    older than the lock file."""
-    npm_ci(PACKAGE, "running Gemini CLI")
+    older than the lock file. Without install scripts: they only compile Gemini CLI's
+    optional native modules from source (node-pty for an interactive terminal, keytar for
+    the system keychain; neither has a prebuilt binary here), about 20 s of a fresh clone's
+    CPU, and a headless run with an API key uses neither (Gemini CLI runs its shell
+    commands without a pseudo-terminal when node-pty is missing)."""
+    npm_ci(PACKAGE, "running Gemini CLI", scripts=False)
     return PACKAGE / "node_modules" / ".bin" / "gemini"
 
 
